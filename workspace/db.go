@@ -1,0 +1,182 @@
+package workspace
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// DB is the workspace's SQLite database in WAL mode, opened as two pools:
+// W, a single connection whose transactions begin IMMEDIATE (the one
+// writer), and R, several read-only connections that never block it.
+type DB struct {
+	W *sql.DB
+	R *sql.DB
+}
+
+// BusyTimeout is how long a connection waits on a lock before SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(BusyTimeout/time.Millisecond))+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// OpenDB opens (creating if needed) the database at path, switches it to
+// WAL and applies pending migrations. Only the owner, holding the lock, may
+// call it.
+func OpenDB(ctx context.Context, path string) (*DB, error) {
+	w, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		w.Close()
+		return nil, fmt.Errorf("open index: journal mode is %q, want wal", mode)
+	}
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	return &DB{W: w, R: r}, nil
+}
+
+// Close checkpoints the WAL into the main file and closes both pools.
+func (db *DB) Close() error {
+	if db == nil {
+		return nil
+	}
+	errR := db.R.Close()
+	_, _ = db.W.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	errW := db.W.Close()
+	if errW != nil {
+		return errW
+	}
+	return errR
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		base, ok := strings.CutSuffix(e.Name(), ".sql")
+		if !ok {
+			continue
+		}
+		num, name, ok := strings.Cut(base, "_")
+		if !ok {
+			return nil, fmt.Errorf("migration %q: want NNNN_name.sql", e.Name())
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("migration %q: bad version", e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := range ms {
+		if ms[i].version != i+1 {
+			return nil, fmt.Errorf("migrations: version %d missing", i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the highest migration version compiled in.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name TEXT NOT NULL,
+		applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if current > len(ms) {
+		return Errorf(CodeUnavailable, "the index has schema version %d, newer than this tychora (%d): upgrade tychora", current, len(ms))
+	}
+	for _, m := range ms[current:] {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %d: %w", m.version, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %d_%s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES(?, ?, ?)`,
+			m.version, m.name, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %d: %w", m.version, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %d: %w", m.version, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Code is a public error code (DESIGN §4). Callers branch on codes, never on
+// message text.
+type Code string
+
+// The error codes of the public contract.
+const (
+	CodeInvalidArgument      Code = "INVALID_ARGUMENT"
+	CodeUnauthenticated      Code = "UNAUTHENTICATED"
+	CodePermissionDenied     Code = "PERMISSION_DENIED"
+	CodeOutOfRoots           Code = "OUT_OF_ROOTS"
+	CodeNotFound             Code = "NOT_FOUND"
+	CodeConflict             Code = "CONFLICT"
+	CodeReplayUnavailable    Code = "REPLAY_UNAVAILABLE"
+	CodeOutputBudgetExceeded Code = "OUTPUT_BUDGET_EXCEEDED"
+	CodeUnavailable          Code = "UNAVAILABLE"
+	CodeInternal             Code = "INTERNAL"
+)
+
+// codeStatus is the one code → HTTP status table. docs/errors.md repeats it
+// and a test keeps the two equal.
+var codeStatus = map[Code]int{
+	CodeInvalidArgument:      http.StatusBadRequest,
+	CodeUnauthenticated:      http.StatusUnauthorized,
+	CodePermissionDenied:     http.StatusForbidden,
+	CodeOutOfRoots:           http.StatusForbidden,
+	CodeNotFound:             http.StatusNotFound,
+	CodeConflict:             http.StatusConflict,
+	CodeReplayUnavailable:    http.StatusConflict,
+	CodeOutputBudgetExceeded: http.StatusUnprocessableEntity,
+	CodeUnavailable:          http.StatusServiceUnavailable,
+	CodeInternal:             http.StatusInternalServerError,
+}
+
+// Codes lists every public code in a stable order.
+func Codes() []Code {
+	return []Code{CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied,
+		CodeOutOfRoots, CodeNotFound, CodeConflict, CodeReplayUnavailable,
+		CodeOutputBudgetExceeded, CodeUnavailable, CodeInternal}
+}
+
+// HTTPStatus maps a code to its HTTP status; an unknown code is 500.
+func HTTPStatus(c Code) int {
+	if s, ok := codeStatus[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Valid reports whether c is one of the public codes.
+func (c Code) Valid() bool { _, ok := codeStatus[c]; return ok }
+
+// Error is the one application error type. Message is safe to show to the
+// caller; Err is the internal cause, kept for logs and errors.Is, and never
+// sent over the wire.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with a formatted, caller-safe message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error whose internal cause is err; msg is what the caller
+// sees.
+func Wrap(code Code, err error, msg string) *Error {
+	return &Error{Code: code, Message: msg, Err: err}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, INTERNAL
+// for any other non-nil error, and "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrorMessage returns the caller-safe message of err: an *Error's Message,
+// or a generic text for anything else, so that internal detail (SQL, paths,
+// stack traces) never leaves the process.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// Public converts any error into an *Error safe to send: its own code and
+// message, or INTERNAL with a generic message.
+func Public(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: ErrorCode(err), Message: ErrorMessage(err)}
+}
