@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -48,6 +49,11 @@ func dsn(path string, readOnly bool) string {
 // WAL and applies pending migrations. Only the owner, holding the lock, may
 // call it.
 func OpenDB(ctx context.Context, path string) (*DB, error) {
+	// The index holds the user's content and token hashes: create it 0600
+	// (SQLite gives -wal and -shm the same mode).
+	if f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)

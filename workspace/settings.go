@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 )
 
 // Settings are the flat keys of tychora.json (DESIGN §2). Every key is
@@ -154,7 +155,10 @@ func (s *Settings) Validate(dir string) error {
 // CheckListen accepts only a numeric loopback address 127.0.0.1 or ::1 with
 // a port (0 picks a free one).
 func CheckListen(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err == nil && (perr != nil || n < 0 || n > 65535) {
+		err = errors.New("bad port")
+	}
 	if err != nil {
 		return Errorf(CodeInvalidArgument, "listen %q: want 127.0.0.1:PORT or [::1]:PORT", addr)
 	}

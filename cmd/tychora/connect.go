@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tychora/tychora/interfaces"
+	tyruntime "github.com/tychora/tychora/runtime"
+)
+
+// connectWait bounds how long a command retries while another process is
+// between owning the workspace and publishing its endpoint.
+const connectWait = 15 * time.Second
+
+// withService runs fn against the workspace's Service: through the running
+// owner when there is one (ConnectLocal), otherwise in-process, holding the
+// lock and publishing endpoint.json while fn runs (OpenLocal). inProcess
+// tells fn which it got.
+func withService(c *cli.Context, e *env, fn func(ctx context.Context, svc interfaces.Service, inProcess bool) error) error {
+	dir, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context
+	deadline := time.Now().Add(connectWait)
+	for {
+		client, _, err := tyruntime.ConnectLocal(ctx, dir)
+		if err == nil {
+			return fn(ctx, client, false)
+		}
+		if !errors.Is(err, tyruntime.ErrNoOwner) {
+			return err
+		}
+		own, err := tyruntime.OpenLocal(ctx, tyruntime.Options{Dir: dir, Logger: quietLogger(c, e)})
+		if err == nil {
+			ferr := fn(tyruntime.OwnerContext(ctx), own.Service(), true)
+			cerr := own.Close(context.WithoutCancel(ctx))
+			return errors.Join(ferr, cerr)
+		}
+		if !tyruntime.IsOwnerRunning(err) || time.Now().After(deadline) {
+			return err
+		}
+		// Another process holds the lock but is not answering yet: it is
+		// starting or stopping. Try again shortly.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

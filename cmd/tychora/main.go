@@ -1,0 +1,150 @@
+// Command tychora is the CLI of the tychora workspace daemon: it parses
+// flags, finds or becomes the workspace owner, and prints results. Every
+// other concern lives in the packages below it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	tyruntime "github.com/tychora/tychora/runtime"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure   = 1
+	exitUsage   = 2
+	exitNoOwner = 3
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// env carries the process's streams so that commands are testable.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+// withExit attaches an exit code to err.
+func withExit(code int, err error) error { return &codedError{code: code, err: err} }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := newApp(e)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ee *codedError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		printError(e, err, jsonRequested(args))
+	}
+	return code
+}
+
+func newApp(e *env) *cli.App {
+	return &cli.App{
+		Name:  "tychora",
+		Usage: "fast, scoped, token-budgeted search over your own files for AI agents",
+		Description: "tychora keeps a search index of your files, folders and git repositories in a\n" +
+			"workspace directory and serves it to agents over MCP (stdio or HTTP on\n" +
+			"127.0.0.1) and to people through this CLI. One owner process holds a workspace;\n" +
+			"other tychora commands find it through .runtime/endpoint.json and delegate.",
+		Version:         tyruntime.Version,
+		Reader:          e.stdin,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "workspace",
+				Aliases: []string{"w"},
+				Usage:   "workspace directory (default: $TYCHORA_WORKSPACE, else ./.tychora)",
+			},
+			&cli.StringFlag{
+				Name:  "log-level",
+				Value: "info",
+				Usage: "log level on stderr: debug, info, warn or error",
+			},
+		},
+		Commands: []*cli.Command{
+			initCommand(e),
+			serveCommand(e),
+			statusCommand(e),
+			tokenCommand(e),
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return withExit(exitUsage, workspace.Errorf(workspace.CodeInvalidArgument, "%v", err))
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // run() reports errors
+	}
+}
+
+// workspaceDir applies the --workspace > $TYCHORA_WORKSPACE > ./.tychora
+// rule.
+func workspaceDir(c *cli.Context) (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return workspace.ResolveDir(c.String("workspace"), os.Getenv(workspace.EnvWorkspace), cwd)
+}
+
+func logger(c *cli.Context, e *env) *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		lvl = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// jsonRequested reports whether --json appears among the arguments, so
+// that errors raised before flag parsing finishes are still JSON.
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+		if a == "--" {
+			return false
+		}
+	}
+	return false
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+// quietLogger is the logger of an owner opened for one command: warnings
+// and errors only, unless --log-level says otherwise.
+func quietLogger(c *cli.Context, e *env) *slog.Logger {
+	if c.IsSet("log-level") {
+		return logger(c, e)
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}

@@ -1,0 +1,129 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// Authenticator maps a bearer secret to its principal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, secret string) (workspace.Principal, error)
+}
+
+type anonymousKey struct{}
+
+// guard runs the checks of DESIGN §8 in their fixed order: Host, Origin,
+// authentication, scope, body size. Every refusal is the JSON error body.
+type guard struct {
+	authority string // the bound ip:port, exactly as Host must read
+	origin    string // "http://" + authority
+	auth      Authenticator
+	maxBody   int64
+}
+
+func (g *guard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// 1. Host: the numeric bound authority only (DNS-rebinding defence).
+		if r.Host != g.authority {
+			writeError(w, workspace.Errorf(workspace.CodePermissionDenied, "Host not allowed: use %s", g.authority))
+			return
+		}
+		// 2. Origin, when present, must be this server's own.
+		if origins, ok := r.Header["Origin"]; ok {
+			if len(origins) != 1 || origins[0] != g.origin {
+				writeError(w, workspace.Errorf(workspace.CodePermissionDenied, "Origin not allowed"))
+				return
+			}
+		}
+		// No CORS: any OPTIONS that passed the Origin check is 405.
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Allow", "GET, POST, DELETE")
+			writeError(w, &methodNotAllowed{})
+			return
+		}
+		// 3. Authentication. A token in the query string is ignored.
+		ctx := r.Context()
+		authz := r.Header.Values("Authorization")
+		switch {
+		case len(authz) == 0:
+			if !anonymousAllowed(r) {
+				writeError(w, workspace.Errorf(workspace.CodeUnauthenticated, "missing bearer token"))
+				return
+			}
+			ctx = context.WithValue(ctx, anonymousKey{}, true)
+		default:
+			secret, ok := bearer(authz)
+			if !ok {
+				writeError(w, workspace.Errorf(workspace.CodeUnauthenticated, "invalid Authorization header: want Bearer TOKEN"))
+				return
+			}
+			p, err := g.auth.Authenticate(ctx, secret)
+			if err != nil {
+				if workspace.ErrorCode(err) != workspace.CodeUnauthenticated {
+					writeError(w, workspace.Wrap(workspace.CodeUnavailable, err, "cannot check the token now"))
+					return
+				}
+				writeError(w, err)
+				return
+			}
+			// 4. Scope narrowing.
+			if vals := r.Header.Values(workspace.ScopeHeader); len(vals) > 0 {
+				if len(vals) > 1 {
+					writeError(w, workspace.Errorf(workspace.CodeInvalidArgument, "%s given more than once", workspace.ScopeHeader))
+					return
+				}
+				gr, cs, err := workspace.ParseScope(vals[0])
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+				if p, err = p.Narrow(gr, cs); err != nil {
+					writeError(w, err)
+					return
+				}
+			}
+			ctx = workspace.WithPrincipal(ctx, p)
+		}
+		// 5. Body size: refuse a declared length over the limit before
+		// reading anything, and cap what is read otherwise.
+		if r.ContentLength > g.maxBody {
+			writeError(w, errBodyTooLarge)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// anonymousAllowed reports whether r may proceed without a token: only the
+// token-less health answer.
+func anonymousAllowed(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == "/v1/health"
+}
+
+func isAnonymous(ctx context.Context) bool {
+	v, _ := ctx.Value(anonymousKey{}).(bool)
+	return v
+}
+
+// bearer extracts the token of a single "Bearer TOKEN" header.
+func bearer(vals []string) (string, bool) {
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+type methodNotAllowed struct{}
+
+func (*methodNotAllowed) Error() string { return "method not allowed" }

@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Options configure the handler. Zero values are not enough here: Authority
+// and Auth are required.
+type Options struct {
+	// Authority is the bound numeric "ip:port" that Host must equal.
+	Authority string
+	// Auth checks bearer secrets.
+	Auth Authenticator
+	// MaxRequestBytes caps request bodies (default 4 MiB).
+	MaxRequestBytes int64
+	// MCP, when set, serves /mcp/ and /mcp behind the same checks.
+	MCP http.Handler
+	// Logger receives request failures; nil is silent.
+	Logger *slog.Logger
+}
+
+// NewHandler returns the HTTP API over svc.
+func NewHandler(svc interfaces.Service, o Options) http.Handler {
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = workspace.DefaultMaxRequestBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes}
+	h := &handlers{svc: svc, log: o.Logger}
+
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, workspace.Errorf(workspace.CodeNotFound, "no such route"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, &methodNotAllowed{})
+	})
+	r.Get("/v1/health", h.health)
+	r.Get("/v1/status", h.status)
+	r.Get("/v1/tokens", h.listTokens)
+	r.Post("/v1/tokens", h.createToken)
+	r.Delete("/v1/tokens/{id}", h.revokeToken)
+	if o.MCP != nil {
+		r.Handle("/mcp", o.MCP)
+		r.Handle("/mcp/", o.MCP)
+		r.Handle("/mcp/*", o.MCP)
+	}
+	return g.wrap(r)
+}
+
+type handlers struct {
+	svc interfaces.Service
+	log *slog.Logger
+}
+
+// fail writes err and logs internal failures (never their detail to the
+// caller).
+func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if c := workspace.ErrorCode(err); c == workspace.CodeInternal || c == workspace.CodeUnavailable {
+		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, err)
+}
+
+func (h *handlers) health(w http.ResponseWriter, r *http.Request) {
+	if isAnonymous(r.Context()) {
+		writeJSON(w, http.StatusOK, interfaces.HealthResult{Status: "ok"})
+		return
+	}
+	res, err := h.svc.Health(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *handlers) status(w http.ResponseWriter, r *http.Request) {
+	res, err := h.svc.Status(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *handlers) listTokens(w http.ResponseWriter, r *http.Request) {
+	res, err := h.svc.ListTokens(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
+	// The grant is checked before the body is read: a reader learns nothing
+	// from a well- or ill-formed body.
+	if err := requireGrant(r, workspace.GrantManage); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var req interfaces.CreateTokenRequest
+	if err := decodeJSON(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res, err := h.svc.CreateToken(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, res)
+}
+
+func (h *handlers) revokeToken(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if err := h.svc.RevokeToken(r.Context(), id); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, interfaces.RevokedToken{ID: id, Revoked: true})
+}
+
+func requireGrant(r *http.Request, need workspace.Grant) error {
+	p, err := workspace.CallerFrom(r.Context())
+	if err != nil {
+		return err
+	}
+	return p.Require(need)
+}

@@ -1,0 +1,100 @@
+// Package interfaces holds the Service contract that every edge (HTTP, MCP,
+// the CLI) talks to, and the request and result types those edges carry.
+// There are two implementations: the in-process one in package runtime and
+// the HTTP client in package interfaces/http; one behaviour suite runs
+// against both.
+package interfaces
+
+import (
+	"context"
+	"time"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// Service is the contract: one method per operation. The caller's identity
+// travels in ctx (workspace.WithPrincipal) for the in-process
+// implementation, and as the bearer token for the HTTP client. Every error
+// is a *workspace.Error with a public code.
+type Service interface {
+	// Health answers whether the owner is up and who it is.
+	Health(ctx context.Context) (HealthResult, error)
+	// Status describes the running owner.
+	Status(ctx context.Context) (StatusResult, error)
+
+	// ListTokens, CreateToken and RevokeToken manage stored tokens; they
+	// need the manage grant.
+	ListTokens(ctx context.Context) (TokenList, error)
+	CreateToken(ctx context.Context, req CreateTokenRequest) (CreatedToken, error)
+	RevokeToken(ctx context.Context, id string) error
+}
+
+// HealthResult is the body of GET /v1/health. Without a valid token only
+// Status is set.
+type HealthResult struct {
+	Status      string     `json:"status"`
+	WorkspaceID string     `json:"workspace_id,omitempty"`
+	PID         int        `json:"pid,omitempty"`
+	Version     string     `json:"tychora_version,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+}
+
+// JobCounts counts the jobs waiting and running.
+type JobCounts struct {
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+}
+
+// StatusResult is the body of GET /v1/status.
+type StatusResult struct {
+	WorkspaceID string    `json:"workspace_id"`
+	PID         int       `json:"pid"`
+	URL         string    `json:"url"`
+	StartedAt   time.Time `json:"started_at"`
+	UptimeS     int64     `json:"uptime_s"`
+	Version     string    `json:"tychora_version"`
+	Jobs        JobCounts `json:"jobs"`
+}
+
+// TokenList is the body of GET /v1/tokens.
+type TokenList struct {
+	Tokens []workspace.TokenRecord `json:"tokens"`
+}
+
+// CreateTokenRequest is the body of POST /v1/tokens. Collections empty or
+// absent means every collection the creator may see (all, for the owner).
+type CreateTokenRequest struct {
+	Grant       workspace.Grant `json:"grant"`
+	Collections []string        `json:"collections,omitempty"`
+	Name        string          `json:"name,omitempty"`
+}
+
+// CreatedToken is the answer to POST /v1/tokens: the stored record and the
+// secret, shown this once.
+type CreatedToken struct {
+	workspace.TokenRecord
+	Token string `json:"token"`
+}
+
+// RevokedToken is the answer to DELETE /v1/tokens/{id}.
+type RevokedToken struct {
+	ID      string `json:"id"`
+	Revoked bool   `json:"revoked"`
+}
+
+// ErrorBody is the wire form of every failure: {"error":{"code","message"}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inside of ErrorBody.
+type ErrorDetail struct {
+	Code    workspace.Code `json:"code"`
+	Message string         `json:"message"`
+}
+
+// NewErrorBody converts err into its sanitized wire form.
+func NewErrorBody(err error) ErrorBody {
+	p := workspace.Public(err)
+	return ErrorBody{Error: ErrorDetail{Code: p.Code, Message: p.Message}}
+}

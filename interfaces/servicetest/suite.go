@@ -1,0 +1,177 @@
+// Package servicetest is the behaviour suite that every implementation of
+// interfaces.Service must pass: the in-process one and the HTTP client run
+// the same cases, so the two can never drift apart.
+package servicetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Harness adapts one implementation to the suite. The workspace it serves
+// must have the collections "default", "a" and "b".
+type Harness struct {
+	// As returns the Service acting as a caller with grant g on
+	// collections cs (nil: all), and the context to call it with.
+	As func(t *testing.T, g workspace.Grant, cs []string) (interfaces.Service, context.Context)
+	// WithSecret returns the Service acting with a bearer secret, when the
+	// implementation authenticates secrets (nil otherwise).
+	WithSecret func(t *testing.T, secret string) (interfaces.Service, context.Context)
+}
+
+// Run runs every case of the suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("Health", func(t *testing.T) { testHealth(t, h) })
+	t.Run("Status", func(t *testing.T) { testStatus(t, h) })
+	t.Run("TokenLifecycle", func(t *testing.T) { testTokenLifecycle(t, h) })
+	t.Run("TokenGrants", func(t *testing.T) { testTokenGrants(t, h) })
+}
+
+func wantCode(t *testing.T, what string, err error, code workspace.Code) {
+	t.Helper()
+	if got := workspace.ErrorCode(err); got != code {
+		t.Fatalf("%s: code %q (%v), want %s", what, got, err, code)
+	}
+	var e *workspace.Error
+	if err != nil && !asError(err, &e) {
+		t.Fatalf("%s: %T is not a *workspace.Error", what, err)
+	}
+}
+
+func testHealth(t *testing.T, h Harness) {
+	svc, ctx := h.As(t, workspace.GrantRead, []string{"a"})
+	res, err := svc.Health(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "ok" || res.WorkspaceID == "" || res.PID == 0 || res.Version == "" || res.StartedAt == nil {
+		t.Fatalf("health = %+v", res)
+	}
+}
+
+func testStatus(t *testing.T, h Harness) {
+	svc, ctx := h.As(t, workspace.GrantRead, nil)
+	st, err := svc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.WorkspaceID == "" || st.PID == 0 || st.URL == "" || st.StartedAt.IsZero() || st.Version == "" || st.UptimeS < 0 {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func testTokenLifecycle(t *testing.T, h Harness) {
+	svc, ctx := h.As(t, workspace.GrantManage, nil)
+	created, err := svc.CreateToken(ctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"b", "a", "a"}, Name: "suite-reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !workspace.WellFormedSecret(created.Token) || created.ID == "" || created.Grant != workspace.GrantRead ||
+		len(created.Collections) != 2 || created.Collections[0] != "a" || created.Collections[1] != "b" {
+		t.Fatalf("created = %+v", created)
+	}
+	list, err := svc.ListTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tok := range list.Tokens {
+		if tok.ID == created.ID {
+			found = true
+			if tok.Name == nil || *tok.Name != "suite-reader" {
+				t.Errorf("listed name %v", tok.Name)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("created token not listed: %+v", list)
+	}
+	if h.WithSecret != nil {
+		rs, rctx := h.WithSecret(t, created.Token)
+		if _, err := rs.Status(rctx); err != nil {
+			t.Fatalf("new secret refused: %v", err)
+		}
+		_, err := rs.ListTokens(rctx)
+		wantCode(t, "reader lists tokens", err, workspace.CodePermissionDenied)
+	}
+	// Re-creating a named token rotates its secret and keeps its id.
+	rotated, err := svc.CreateToken(ctx, interfaces.CreateTokenRequest{Grant: workspace.GrantWrite, Name: "suite-reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.ID != created.ID || rotated.Token == created.Token || rotated.Grant != workspace.GrantWrite {
+		t.Fatalf("rotation: %+v after %+v", rotated, created)
+	}
+	if h.WithSecret != nil {
+		old, octx := h.WithSecret(t, created.Token)
+		_, err := old.Status(octx)
+		wantCode(t, "old secret after rotation", err, workspace.CodeUnauthenticated)
+	}
+	if err := svc.RevokeToken(ctx, created.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "second revoke", svc.RevokeToken(ctx, created.ID), workspace.CodeNotFound)
+	if h.WithSecret != nil {
+		gone, gctx := h.WithSecret(t, rotated.Token)
+		_, err := gone.Status(gctx)
+		wantCode(t, "revoked secret", err, workspace.CodeUnauthenticated)
+	}
+}
+
+func testTokenGrants(t *testing.T, h Harness) {
+	reader, rctx := h.As(t, workspace.GrantRead, nil)
+	_, err := reader.CreateToken(rctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead})
+	wantCode(t, "reader creates a token", err, workspace.CodePermissionDenied)
+	_, err = reader.ListTokens(rctx)
+	wantCode(t, "reader lists tokens", err, workspace.CodePermissionDenied)
+	wantCode(t, "reader revokes", reader.RevokeToken(rctx, "x"), workspace.CodePermissionDenied)
+
+	writer, wctx := h.As(t, workspace.GrantWrite, nil)
+	_, err = writer.CreateToken(wctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead})
+	wantCode(t, "writer creates a token", err, workspace.CodePermissionDenied)
+
+	admin, actx := h.As(t, workspace.GrantManage, nil)
+	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: "root"})
+	wantCode(t, "unknown grant", err, workspace.CodeInvalidArgument)
+	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"nope"}})
+	wantCode(t, "unknown collection", err, workspace.CodeNotFound)
+	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"Bad Name"}})
+	wantCode(t, "invalid collection", err, workspace.CodeInvalidArgument)
+	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "has space"})
+	wantCode(t, "invalid name", err, workspace.CodeInvalidArgument)
+	bTok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A manager of collection a only.
+	limited, lctx := h.As(t, workspace.GrantManage, []string{"a"})
+	_, err = limited.CreateToken(lctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"b"}})
+	wantCode(t, "limited manager, other collection", err, workspace.CodePermissionDenied)
+	aTok, err := limited.CreateToken(lctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(aTok.Collections) != 1 || aTok.Collections[0] != "a" {
+		t.Fatalf("token of a limited manager covers %v, want [a]", aTok.Collections)
+	}
+	list, err := limited.ListTokens(lctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range list.Tokens {
+		if tok.ID == bTok.ID {
+			t.Fatal("limited manager sees a token of collection b")
+		}
+	}
+	wantCode(t, "limited manager revokes b's token", limited.RevokeToken(lctx, bTok.ID), workspace.CodeNotFound)
+	if err := limited.RevokeToken(lctx, aTok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.RevokeToken(actx, bTok.ID); err != nil {
+		t.Fatal(err)
+	}
+}

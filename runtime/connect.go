@@ -1,0 +1,53 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/workspace"
+)
+
+// proveTimeout bounds the health call that proves an endpoint.
+const proveTimeout = 2 * time.Second
+
+// ConnectLocal returns a client for the owner of the workspace at dir, or
+// ErrNoOwner. endpoint.json is never trusted as it stands: the pid must be
+// alive and an authenticated /v1/health must answer with the same
+// workspace_id. The endpoint is returned with the client.
+func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, error) {
+	l := workspace.NewLayout(dir)
+	ep, err := ReadEndpoint(l)
+	if err != nil || ep.State != StateRunning || !pidAlive(ep.PID) || ep.Token == "" {
+		return nil, Endpoint{}, ErrNoOwner
+	}
+	c, err := httpapi.NewClient(ep.URL, ep.Token, nil)
+	if err != nil {
+		return nil, Endpoint{}, ErrNoOwner
+	}
+	hctx, cancel := context.WithTimeout(ctx, proveTimeout)
+	defer cancel()
+	h, err := c.Health(hctx)
+	if err != nil || h.WorkspaceID != ep.WorkspaceID || h.PID != ep.PID {
+		if ctx.Err() != nil {
+			return nil, Endpoint{}, ctx.Err()
+		}
+		return nil, Endpoint{}, ErrNoOwner
+	}
+	return c, ep, nil
+}
+
+// OpenLocal opens the workspace in-process for one command: it becomes the
+// owner (lock, storage, loopback listener, endpoint.json) so that siblings
+// delegate to it while it runs. The caller Closes it.
+func OpenLocal(ctx context.Context, o Options) (*Owner, error) {
+	return Start(ctx, o)
+}
+
+// IsOwnerRunning reports whether err says another owner holds the
+// workspace.
+func IsOwnerRunning(err error) bool {
+	var e *OwnerRunningError
+	return errors.As(err, &e)
+}

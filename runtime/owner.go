@@ -1,0 +1,298 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/workspace"
+)
+
+// ErrNoOwner means no owner runs for the workspace (or the one that
+// endpoint.json names could not be proven).
+var ErrNoOwner = errors.New("no tychora owner is running for this workspace")
+
+// OwnerRunningError is returned when another process owns the workspace.
+type OwnerRunningError struct {
+	PID int
+	URL string
+}
+
+func (e *OwnerRunningError) Error() string {
+	if e.PID == 0 {
+		return "another tychora process owns this workspace"
+	}
+	return fmt.Sprintf("another tychora owner runs for this workspace (pid %d, %s)", e.PID, e.URL)
+}
+
+func ownerRunning(e *OwnerRunningError) error {
+	return workspace.Wrap(workspace.CodeConflict, e, e.Error())
+}
+
+// Options configure an owner. The zero value (with Dir set) works.
+type Options struct {
+	// Dir is the absolute workspace directory.
+	Dir string
+	// Create makes a missing workspace with default settings.
+	Create bool
+	// Listen overrides the listen setting (127.0.0.1 or ::1 only).
+	Listen string
+	// StoppingWait bounds how long a start waits for an owner in state
+	// "stopping" to let go of the lock (default 15s).
+	StoppingWait time.Duration
+	// ShutdownWait bounds how long Close waits for requests in flight
+	// (default 10s).
+	ShutdownWait time.Duration
+	// Logger receives the owner's logs; nil is silent.
+	Logger *slog.Logger
+}
+
+// Owner is the single process that holds a workspace: the lock, the
+// database, the loopback listener and endpoint.json.
+type Owner struct {
+	layout    workspace.Layout
+	settings  workspace.Settings
+	created   bool
+	db        *workspace.DB
+	tokens    *workspace.Tokens
+	lock      *workspace.Lock
+	log       *slog.Logger
+	id        string
+	secret    string
+	startedAt time.Time
+	ln        net.Listener
+	srv       *http.Server
+	url       string
+	svc       *Local
+	serveErr  chan error
+
+	closeOnce sync.Once
+	closeErr  error
+	opts      Options
+}
+
+// Start makes this process the owner of the workspace: it takes the lock
+// (waiting for an owner that is stopping), opens storage, listens on
+// loopback and publishes endpoint.json. Another live owner is an
+// *OwnerRunningError.
+func Start(ctx context.Context, o Options) (*Owner, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.StoppingWait <= 0 {
+		o.StoppingWait = 15 * time.Second
+	}
+	if o.ShutdownWait <= 0 {
+		o.ShutdownWait = 10 * time.Second
+	}
+	l := workspace.NewLayout(o.Dir)
+	own := &Owner{layout: l, log: o.Logger, opts: o, serveErr: make(chan error, 1)}
+
+	if !l.Exists() {
+		if !o.Create {
+			return nil, workspace.Errorf(workspace.CodeNotFound, "no workspace at %s (run tychora init)", l.Dir)
+		}
+		if err := initWorkspace(l, workspace.DefaultSettings(l.Dir)); err != nil && !errors.Is(err, errExists) {
+			return nil, err
+		} else if err == nil {
+			own.created = true
+		}
+	}
+	lock, err := acquire(ctx, l, o.StoppingWait)
+	if err != nil {
+		return nil, err
+	}
+	own.lock = lock
+	if err := own.open(ctx); err != nil {
+		own.abort()
+		return nil, err
+	}
+	return own, nil
+}
+
+// acquire takes the lock, waiting while the holder announces "stopping".
+func acquire(ctx context.Context, l workspace.Layout, wait time.Duration) (*workspace.Lock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		lock, err := workspace.AcquireLock(l)
+		if err == nil {
+			return lock, nil
+		}
+		if !errors.Is(err, workspace.ErrLocked) {
+			return nil, err
+		}
+		ep, rerr := ReadEndpoint(l)
+		// The holder may be starting (no endpoint yet) or stopping: both
+		// pass soon. A running owner is an answer.
+		if rerr == nil && ep.State == StateRunning && pidAlive(ep.PID) {
+			return nil, ownerRunning(&OwnerRunningError{PID: ep.PID, URL: ep.URL})
+		}
+		if time.Now().After(deadline) {
+			if rerr == nil {
+				return nil, ownerRunning(&OwnerRunningError{PID: ep.PID, URL: ep.URL})
+			}
+			return nil, ownerRunning(&OwnerRunningError{})
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (own *Owner) open(ctx context.Context) error {
+	s, err := workspace.LoadSettings(own.layout)
+	if err != nil {
+		return err
+	}
+	if own.opts.Listen != "" {
+		if err := workspace.CheckListen(own.opts.Listen); err != nil {
+			return err
+		}
+		s.Listen = own.opts.Listen
+	}
+	own.settings = s
+	// Whatever endpoint.json says now is stale: we hold the lock.
+	if err := RemoveEndpoint(own.layout); err != nil {
+		return fmt.Errorf("remove stale endpoint: %w", err)
+	}
+	if own.db, err = workspace.OpenDB(ctx, own.layout.DB); err != nil {
+		return err
+	}
+	if own.id, err = workspace.WorkspaceID(ctx, own.db); err != nil {
+		return err
+	}
+	if own.tokens, own.secret, err = workspace.NewTokens(own.db); err != nil {
+		return err
+	}
+	own.startedAt = time.Now().UTC().Truncate(time.Second)
+	if own.ln, err = net.Listen("tcp", s.Listen); err != nil {
+		return workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("cannot listen on %s", s.Listen))
+	}
+	authority := own.ln.Addr().String()
+	own.url = "http://" + authority
+	own.svc = &Local{owner: own}
+	handler := httpapi.NewHandler(own.svc, httpapi.Options{
+		Authority:       authority,
+		Auth:            own.tokens,
+		MaxRequestBytes: s.MaxRequestBytes,
+		Logger:          own.log,
+	})
+	own.srv = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(own.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go func() { own.serveErr <- own.srv.Serve(own.ln) }()
+	if err := own.publish(StateRunning); err != nil {
+		return err
+	}
+	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
+	return nil
+}
+
+func (own *Owner) publish(state string) error {
+	return WriteEndpoint(own.layout, Endpoint{
+		Version:        1,
+		State:          state,
+		WorkspaceID:    own.id,
+		PID:            os.Getpid(),
+		URL:            own.url,
+		MCPURL:         own.url + "/mcp/",
+		Token:          own.secret,
+		StartedAt:      own.startedAt,
+		TychoraVersion: Version,
+	})
+}
+
+// abort releases what a failed start took.
+func (own *Owner) abort() {
+	if own.srv != nil {
+		_ = own.srv.Close()
+	} else if own.ln != nil {
+		_ = own.ln.Close()
+	}
+	if own.db != nil {
+		_ = own.db.Close()
+	}
+	if own.srv != nil {
+		_ = RemoveEndpoint(own.layout)
+	}
+	_ = own.lock.Release()
+}
+
+// Created reports whether Start created the workspace.
+func (own *Owner) Created() bool { return own.created }
+
+// URL is the owner's base URL, http://127.0.0.1:PORT.
+func (own *Owner) URL() string { return own.url }
+
+// Token is the owner token (manage on all collections).
+func (own *Owner) Token() string { return own.secret }
+
+// WorkspaceID is the workspace's UUID.
+func (own *Owner) WorkspaceID() string { return own.id }
+
+// Layout is the workspace layout.
+func (own *Owner) Layout() workspace.Layout { return own.layout }
+
+// Settings are the settings in force.
+func (own *Owner) Settings() workspace.Settings { return own.settings }
+
+// Service is the in-process Service. Callers put their principal in ctx
+// (workspace.WithPrincipal); OwnerContext does it for the owner's own.
+func (own *Owner) Service() *Local { return own.svc }
+
+// OwnerContext returns ctx carrying the owner principal (manage, all
+// collections).
+func OwnerContext(ctx context.Context) context.Context {
+	return workspace.WithPrincipal(ctx, workspace.Principal{ID: workspace.OwnerPrincipalID, Grant: workspace.GrantManage})
+}
+
+// Done is closed when the HTTP server stops on its own (a listener
+// failure).
+func (own *Owner) Done() <-chan error { return own.serveErr }
+
+// Close shuts the owner down in order: mark endpoint.json stopping, stop
+// admitting and wait a bounded time for requests in flight, close storage,
+// remove endpoint.json, release the lock. It is safe to call more than
+// once.
+func (own *Owner) Close(ctx context.Context) error {
+	own.closeOnce.Do(func() { own.closeErr = own.close(ctx) })
+	return own.closeErr
+}
+
+func (own *Owner) close(ctx context.Context) error {
+	var errs []error
+	if err := own.publish(StateStopping); err != nil {
+		errs = append(errs, err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), own.opts.ShutdownWait)
+	defer cancel()
+	if err := own.srv.Shutdown(sctx); err != nil {
+		_ = own.srv.Close()
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	if err := own.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close index: %w", err))
+	}
+	if err := RemoveEndpoint(own.layout); err != nil {
+		errs = append(errs, err)
+	}
+	if err := own.lock.Release(); err != nil {
+		errs = append(errs, err)
+	}
+	own.log.Info("owner stopped", "workspace", own.layout.Dir)
+	return errors.Join(errs...)
+}

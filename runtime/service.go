@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"slices"
+	"time"
+	"unicode"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Local is the in-process Service of a running owner. The caller's
+// principal travels in ctx.
+type Local struct {
+	owner *Owner
+}
+
+var _ interfaces.Service = (*Local)(nil)
+
+// Health answers with the owner's identity; it needs only a valid caller.
+func (s *Local) Health(ctx context.Context) (interfaces.HealthResult, error) {
+	if _, err := workspace.CallerFrom(ctx); err != nil {
+		return interfaces.HealthResult{}, err
+	}
+	started := s.owner.startedAt
+	return interfaces.HealthResult{
+		Status:      "ok",
+		WorkspaceID: s.owner.id,
+		PID:         os.Getpid(),
+		Version:     Version,
+		StartedAt:   &started,
+	}, nil
+}
+
+// Status describes the owner; it needs the read grant.
+func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
+	if err := require(ctx, workspace.GrantRead); err != nil {
+		return interfaces.StatusResult{}, err
+	}
+	return interfaces.StatusResult{
+		WorkspaceID: s.owner.id,
+		PID:         os.Getpid(),
+		URL:         s.owner.url,
+		StartedAt:   s.owner.startedAt,
+		UptimeS:     int64(time.Since(s.owner.startedAt) / time.Second),
+		Version:     Version,
+		Jobs:        interfaces.JobCounts{},
+	}, nil
+}
+
+func require(ctx context.Context, need workspace.Grant) error {
+	p, err := workspace.CallerFrom(ctx)
+	if err != nil {
+		return err
+	}
+	return p.Require(need)
+}
+
+// manager returns the caller when it holds the manage grant.
+func manager(ctx context.Context) (workspace.Principal, error) {
+	p, err := workspace.CallerFrom(ctx)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Require(workspace.GrantManage)
+}
+
+// within reports whether a token limited to cs lies inside what p may see.
+func within(p workspace.Principal, cs []string) bool {
+	if p.AllCollections() {
+		return true
+	}
+	if len(cs) == 0 { // the token sees all collections
+		return false
+	}
+	for _, c := range cs {
+		if !p.CanSee(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// ListTokens lists the stored tokens the caller manages: all of them for a
+// manager of every collection, those limited to its collections otherwise.
+func (s *Local) ListTokens(ctx context.Context) (interfaces.TokenList, error) {
+	p, err := manager(ctx)
+	if err != nil {
+		return interfaces.TokenList{}, err
+	}
+	all, err := s.owner.tokens.ListTokens(ctx)
+	if err != nil {
+		return interfaces.TokenList{}, err
+	}
+	out := interfaces.TokenList{Tokens: []workspace.TokenRecord{}}
+	for _, t := range all {
+		if within(p, t.Collections) {
+			out.Tokens = append(out.Tokens, t)
+		}
+	}
+	return out, nil
+}
+
+const maxTokenName = 64
+
+func validTokenName(n string) bool {
+	if len(n) > maxTokenName {
+		return false
+	}
+	for _, r := range n {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateToken stores a new token (or rotates the named one). A token never
+// holds more than its creator: a grant above the caller's or a collection
+// outside its set is PERMISSION_DENIED; an unknown collection NOT_FOUND.
+func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
+	p, err := manager(ctx)
+	if err != nil {
+		return interfaces.CreatedToken{}, err
+	}
+	g, err := workspace.ParseGrant(string(req.Grant))
+	if err != nil {
+		return interfaces.CreatedToken{}, err
+	}
+	if !validTokenName(req.Name) {
+		return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeInvalidArgument, "token name: use at most %d letters, digits, '-', '_' or '.'", maxTokenName)
+	}
+	cs := slices.Clone(req.Collections)
+	slices.Sort(cs)
+	cs = slices.Compact(cs)
+	for _, c := range cs {
+		if !workspace.ValidCollectionName(c) {
+			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeInvalidArgument, "collection name %q is not valid", c)
+		}
+		if !p.CanSee(c) {
+			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodePermissionDenied, "collection %q is outside the caller's grant", c)
+		}
+		if !s.owner.settings.HasCollection(c) {
+			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeNotFound, "no collection %q", c)
+		}
+	}
+	if len(cs) == 0 && !p.AllCollections() {
+		cs = slices.Clone(p.Collections)
+	}
+	if req.Name != "" {
+		// Rotating a named token is managing it: it must lie within reach.
+		existing, err := s.owner.tokens.ListTokens(ctx)
+		if err != nil {
+			return interfaces.CreatedToken{}, err
+		}
+		for _, t := range existing {
+			if t.Name != nil && *t.Name == req.Name && !within(p, t.Collections) {
+				return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodePermissionDenied, "token %q is outside the caller's grant", req.Name)
+			}
+		}
+	}
+	rec, secret, err := s.owner.tokens.CreateToken(ctx, req.Name, g, cs)
+	if err != nil {
+		return interfaces.CreatedToken{}, err
+	}
+	return interfaces.CreatedToken{TokenRecord: rec, Token: secret}, nil
+}
+
+// RevokeToken deletes a stored token; one outside the caller's reach is
+// NOT_FOUND, like one that does not exist.
+func (s *Local) RevokeToken(ctx context.Context, id string) error {
+	p, err := manager(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := s.owner.tokens.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range all {
+		if t.ID == id && within(p, t.Collections) {
+			return s.owner.tokens.RevokeToken(ctx, id)
+		}
+	}
+	return workspace.Errorf(workspace.CodeNotFound, "no token with that id")
+}
