@@ -430,4 +430,3 @@ func deadPID(t *testing.T) int {
 	t.Skip("no free pid found")
 	return 0
 }
-

@@ -20,7 +20,7 @@ import (
 // Exit codes.
 const (
 	exitOK      = 0
-	exitFailure   = 1
+	exitFailure = 1
 	exitUsage   = 2
 	exitNoOwner = 3
 )
