@@ -1,0 +1,115 @@
+package query
+
+// QueryRequest is the search request of DESIGN §4: the body of POST
+// /v1/search and the "request" argument of the MCP search tool.
+type QueryRequest struct {
+	// Question is the query text (required): keywords, identifiers,
+	// "quoted phrases", or a natural-language question.
+	Question string `json:"question"`
+	// Modalities to search; default ["lexical"].
+	Modalities []string `json:"modalities,omitempty"`
+	// Profile names a ranking profile; default "balanced".
+	Profile string `json:"profile,omitempty"`
+	// Filters narrow what may match.
+	Filters *Filters `json:"filters,omitempty"`
+	// Limit is the most hits to return (default 10, at most 100).
+	Limit int `json:"limit,omitempty"`
+	// Cursor continues a previous result (its next_cursor).
+	Cursor string `json:"cursor,omitempty"`
+	// Budget bounds the size of the answer in tokens.
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Filters narrow a search. Every list is an any-of; lists combine with AND.
+type Filters struct {
+	Collections []string `json:"collections,omitempty"`
+	Sources     []string `json:"sources,omitempty"`
+	Kinds       []string `json:"kinds,omitempty"`
+	Languages   []string `json:"languages,omitempty"`
+	// Paths are globs over source-relative paths ("**" crosses folders).
+	Paths []string `json:"paths,omitempty"`
+	// Facets match kind facets exactly: {"language":"go"}.
+	Facets map[string]string `json:"facets,omitempty"`
+}
+
+// Budget bounds an answer: MaxTokens counted with Counter
+// ("o200k_base" or "cl100k_base"; default the workspace's token_counter).
+type Budget struct {
+	MaxTokens int    `json:"max_tokens,omitempty"`
+	Counter   string `json:"counter,omitempty"`
+}
+
+// Span is a 1-based inclusive line range.
+type Span struct {
+	StartLine int `json:"start_line"`
+	EndLine   int `json:"end_line"`
+}
+
+// Hit is one piece of evidence in a result. With a render selected, Text is
+// omitted (the rendered block carries it) and the hit is a citation.
+type Hit struct {
+	EvidenceID  string   `json:"evidence_id"`
+	SourceID    string   `json:"source_id"`
+	RevisionID  string   `json:"revision_id"`
+	Kind        string   `json:"kind"`
+	Path        string   `json:"path"`
+	Title       string   `json:"title"`
+	HeadingPath []string `json:"heading_path"`
+	Span        Span     `json:"span"`
+	Score       float64  `json:"score"`
+	Snippet     string   `json:"snippet"`
+	Text        *string  `json:"text,omitempty"`
+	// Truncated is true when Text was cut at a line boundary to fit the
+	// budget; Span still names the whole evidence.
+	Truncated bool   `json:"truncated,omitempty"`
+	Hash      string `json:"hash"`
+	Stale     bool   `json:"stale"`
+}
+
+// BudgetInfo reports how the answer was sized. UsedTokens counts the exact
+// bytes the client receives: the structured JSON as it travels plus the
+// rendered text, if any.
+type BudgetInfo struct {
+	MaxTokens    int     `json:"max_tokens"`
+	UsedTokens   int     `json:"used_tokens"`
+	Counter      string  `json:"counter"`
+	Target       string  `json:"target"`
+	RenderTarget *string `json:"render_target"`
+}
+
+// ContentTotals say what the answer holds against what matched, per
+// representation.
+type ContentTotals struct {
+	// HitsAvailable is how many hits the page had before fitting.
+	HitsAvailable int `json:"hits_available"`
+	// HitsReturned is how many the answer holds (whole or cut).
+	HitsReturned int `json:"hits_returned"`
+	// StructuredTokens counts the structuredContent JSON.
+	StructuredTokens int `json:"structured_tokens"`
+	// RenderedTokens counts the rendered text (0 without a render).
+	RenderedTokens int `json:"rendered_tokens"`
+}
+
+// RequestEcho is the compact echo of the normalized request in a result.
+type RequestEcho struct {
+	Question   string   `json:"question"`
+	Modalities []string `json:"modalities"`
+	Profile    string   `json:"profile"`
+	Filters    *Filters `json:"filters,omitempty"`
+	Limit      int      `json:"limit"`
+}
+
+// QueryResult is the answer to a search.
+type QueryResult struct {
+	RunID         string        `json:"run_id"`
+	Request       RequestEcho   `json:"request"`
+	Hits          []Hit         `json:"hits"`
+	TotalMatches  int           `json:"total_matches"`
+	Truncated     bool          `json:"truncated"`
+	Budget        BudgetInfo    `json:"budget"`
+	ContentTotals ContentTotals `json:"content_totals"`
+	NextCursor    *string       `json:"next_cursor"`
+	// Rendered carries the rendered text on /v1 when a render was asked
+	// for; over MCP it travels as the one text block instead.
+	Rendered *string `json:"rendered,omitempty"`
+}
