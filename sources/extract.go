@@ -26,8 +26,11 @@ type Unit struct {
 	HeadingPath []string // headings (or enclosing declarations) from the root down
 	StartLine   int      // 1-based, inclusive
 	EndLine     int      // 1-based, inclusive
-	Channel     string   // ChannelText or ChannelCode
-	Text        string   // exact text of the lines StartLine..EndLine
+	Channel     string   // ChannelText, ChannelCode or ChannelMetadata (front matter)
+	// Text is empty for units with children (leaves carry text). For most
+	// kinds it is exactly the lines StartLine..EndLine; for HTML it is the
+	// visible text of those lines (KindDef.VerbatimText says which).
+	Text string
 }
 
 // Extracted is what an extractor made of one file.

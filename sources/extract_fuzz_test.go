@@ -1,0 +1,160 @@
+package sources
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzLanguages are the languages FuzzExtractCode picks from: every
+// scanner, plus one language of kind code without a scanner.
+var fuzzLanguages = func() []string {
+	var langs []string
+	for l := range codeLangs {
+		langs = append(langs, l)
+	}
+	sort.Strings(langs)
+	return append(langs, "vue")
+}()
+
+// addGoldenSeeds adds the golden inputs whose extension is in exts.
+func addGoldenSeeds(f *testing.F, add func(name, text string), exts ...string) {
+	f.Helper()
+	names, _ := filepath.Glob(filepath.Join("testdata", "extract", "*"))
+	for _, n := range names {
+		for _, e := range exts {
+			if filepath.Ext(n) == e {
+				data, err := os.ReadFile(n)
+				if err != nil {
+					f.Fatal(err)
+				}
+				add(n, string(data))
+			}
+		}
+	}
+}
+
+func fuzzCheck(t *testing.T, x Extractor, text string, verbatim bool) {
+	t.Helper()
+	ex, err := x.Extract("dir/fuzz.in", text)
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	if err := checkUnits(text, ex, verbatim); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := x.Extract("dir/fuzz.in", text)
+	if len(again.Units) != len(ex.Units) {
+		t.Fatalf("not deterministic: %d then %d units", len(ex.Units), len(again.Units))
+	}
+}
+
+func FuzzExtractMarkdown(f *testing.F) {
+	addGoldenSeeds(f, func(_, text string) { f.Add(text) }, ".md")
+	for _, s := range []string{
+		"", "\n", "#", "# a\n#", "---\n---", "---\ntitle: x\n", "a\n===\nb\n---\n",
+		"```\n# no\n", "    ```\n# x\n    ```\n", "<!--\n# x\n", "~~~~\n~~~\n# x\n~~~~\n# y",
+		"- a\n---\n", "| a |\n| b |\n", strings.Repeat("word ", 2000), strings.Repeat("x\n", 3000),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fuzzCheck(t, markdownExtractor{}, text, true)
+	})
+}
+
+func FuzzExtractCode(f *testing.F) {
+	langIndex := map[string]byte{}
+	for i, l := range fuzzLanguages {
+		langIndex[l] = byte(i)
+	}
+	addGoldenSeeds(f, func(name, text string) {
+		f.Add(langIndex[DetectLanguage(name, nil)], text)
+	}, ".go", ".py", ".ts", ".rs", ".java", ".c", ".sh")
+	for i := range fuzzLanguages {
+		for _, s := range []string{
+			"", "}", "{", "'", "\"", "`", "/*", "\"\"\"", "r#\"", "<<EOF\n", "@x\n", "class A {\n",
+			"class A:\n  def f(self):\n    pass\n", "fn f() {\n}\n}\n}", "a /* b\n c */ d\n", "if x; then\nfi\nfi",
+		} {
+			f.Add(byte(i), s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, sel byte, text string) {
+		lang := fuzzLanguages[int(sel)%len(fuzzLanguages)]
+		fuzzCheck(t, newCodeExtractor(lang), text, true)
+	})
+}
+
+func FuzzExtractHTML(f *testing.F) {
+	addGoldenSeeds(f, func(_, text string) { f.Add(text) }, ".html")
+	for _, s := range []string{
+		"", "<h1>", "<h1>a</h1><h2>b</h2>", "<pre>\n\n</pre>", "<script>", "<title>t</title><h1>x",
+		"a\n<h2>b</h2>\nc", "<svg><h1>x</h1>", "<body><head>x</head>y", "&amp;\n\n<p>\x00</p>",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fuzzCheck(t, htmlExtractor{}, text, false)
+	})
+}
+
+func FuzzExtractText(f *testing.F) {
+	addGoldenSeeds(f, func(_, text string) { f.Add(text) }, ".txt")
+	for _, s := range []string{"", "\n\n\n", "a", "a\r\nb\r\n", strings.Repeat("para graph\n\n", 400), strings.Repeat("y", 5000)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fuzzCheck(t, textExtractor{kind: KindText}, text, true)
+	})
+}
+
+func FuzzCodeTerms(f *testing.F) {
+	for _, s := range []string{
+		"", "parseHTTPRequest", "os.ReadFile", "parse-http-request", "x86_64 utf8Decode URLs",
+		"std::vector<int>", "a..b--c::d", "ÉcoleNormale naïveBayes 日本語Text", "1.2.3", "_._-_",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		terms := CodeTerms(text)
+		if terms != CodeTerms(text) {
+			t.Fatal("not deterministic")
+		}
+		if strings.HasPrefix(terms, " ") || strings.HasSuffix(terms, " ") || strings.Contains(terms, "  ") {
+			t.Fatalf("badly spaced terms %q", terms)
+		}
+		parts := SplitIdentifier(text)
+		set := map[string]bool{}
+		for _, p := range parts {
+			if p == "" {
+				t.Fatalf("empty part in %q", parts)
+			}
+			set[p] = true
+		}
+		for _, term := range strings.Fields(terms) {
+			if !set[term] {
+				t.Fatalf("term %q not among the parts %q", term, parts)
+			}
+		}
+		if utf8.ValidString(text) && isASCII(text) {
+			lower := strings.ToLower(text)
+			for _, p := range parts {
+				if !strings.Contains(lower, p) {
+					t.Fatalf("part %q not in %q", p, text)
+				}
+			}
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,395 @@
+package sources
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+const (
+	htmlExtractorName    = "html"
+	htmlExtractorVersion = "1"
+)
+
+// htmlExtractor reduces an HTML page to its visible text and splits it
+// into sections at its headings (h1..h6), with heading paths like
+// markdown's. Script, style, noscript, template, svg, iframe, object,
+// canvas and the head (but for its title) are dropped. Block elements (p,
+// div, li, tr, headings, pre, br, ...) end a line of text; inside them white
+// space collapses to single spaces, except in pre, which keeps its lines
+// and gives ChannelCode. Entities are decoded.
+//
+// Line spans refer to lines of the original file: a unit spans from the
+// line where its first visible text starts to the line where its last ends,
+// so markup-only lines at its edges are outside it and a script inside it
+// is within its span but not its text. A unit's Text is the visible text of
+// its span, one line per block, not the file's lines (the kind is not
+// verbatim_text). Since spans are whole lines, a heading that shares a
+// line with the text before it does not start a section of its own, and a
+// page on one line (minified) is a single leaf.
+//
+// The title is the <title>, else the first h1, else the file name.
+type htmlExtractor struct{}
+
+func (htmlExtractor) Name() string    { return htmlExtractorName }
+func (htmlExtractor) Version() string { return htmlExtractorVersion }
+
+// htmlBlock is one line of visible text: a paragraph, a list item, a
+// heading, a pre block.
+type htmlBlock struct {
+	start, end int // 1-based source lines of its first and last text
+	text       string
+	heading    int // 1..6 for h1..h6, else 0
+	pre        bool
+}
+
+// htmlItem is a run of blocks that share source lines: the unit of
+// chunking, since spans cannot split a line.
+type htmlItem struct {
+	start, end int
+	text       string
+	heading    int
+	headText   string
+	pre        bool
+	tokens     int
+}
+
+// htmlSkip are elements whose content is never visible text.
+var htmlSkip = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
+	atom.Iframe: true, atom.Object: true, atom.Canvas: true, atom.Head: true,
+}
+
+// htmlBlockTags are elements that end a line of text.
+var htmlBlockTags = map[atom.Atom]bool{
+	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Body: true,
+	atom.Br: true, atom.Caption: true, atom.Dd: true, atom.Details: true, atom.Dialog: true, atom.Div: true,
+	atom.Dl: true, atom.Dt: true, atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true,
+	atom.Footer: true, atom.Form: true, atom.Header: true, atom.Hgroup: true, atom.Hr: true, atom.Html: true,
+	atom.Legend: true, atom.Li: true, atom.Main: true, atom.Nav: true, atom.Ol: true, atom.Option: true,
+	atom.P: true, atom.Section: true, atom.Summary: true, atom.Table: true, atom.Tbody: true,
+	atom.Tfoot: true, atom.Thead: true, atom.Tr: true, atom.Ul: true,
+}
+
+func headingLevel(a atom.Atom) int {
+	switch a {
+	case atom.H1:
+		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	case atom.H6:
+		return 6
+	}
+	return 0
+}
+
+// htmlScan is what the tokenizer pass found.
+type htmlScan struct {
+	blocks []htmlBlock
+	title  string
+	lang   string
+	pres   int
+}
+
+// scanHTML tokenizes the page, tracking source lines.
+func scanHTML(text string) htmlScan {
+	var sc htmlScan
+	z := html.NewTokenizer(strings.NewReader(text))
+	line := 1
+	var skip []atom.Atom
+	var cur strings.Builder
+	curStart, curEnd, curHeading, inPre, inTitle := 0, 0, 0, 0, false
+	var title strings.Builder
+	flush := func() {
+		t := cur.String()
+		cur.Reset()
+		pre := inPre > 0
+		if pre {
+			t = strings.Trim(t, "\r\n")
+			if isBlank(t) {
+				t = ""
+			}
+		} else {
+			t = strings.Join(strings.Fields(t), " ")
+		}
+		if t != "" {
+			sc.blocks = append(sc.blocks, htmlBlock{start: curStart, end: curEnd, text: t, heading: curHeading, pre: pre})
+		}
+		curStart, curEnd = 0, 0
+	}
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		raw := z.Raw()
+		tokLine := line
+		line += strings.Count(string(raw), "\n")
+		switch tt {
+		case html.TextToken:
+			if inTitle {
+				title.Write(z.Text())
+				continue
+			}
+			if len(skip) > 0 {
+				continue
+			}
+			first, last := visibleLines(raw, tokLine)
+			if first == 0 {
+				if inPre > 0 {
+					cur.Write(z.Text())
+				} else if cur.Len() > 0 {
+					cur.WriteByte(' ')
+				}
+				continue
+			}
+			if curStart == 0 {
+				curStart = first
+			}
+			curEnd = last
+			cur.Write(z.Text())
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			name, hasAttr := z.TagName()
+			a := atom.Lookup(name)
+			start := tt != html.EndTagToken
+			if start && a == atom.Html && hasAttr {
+				for {
+					k, v, more := z.TagAttr()
+					if string(k) == "lang" {
+						sc.lang = strings.ToLower(strings.TrimSpace(string(v)))
+					}
+					if !more {
+						break
+					}
+				}
+			}
+			if a == atom.Title {
+				inTitle = tt == html.StartTagToken
+				continue
+			}
+			if a == atom.Body && start {
+				skip = skip[:0]
+			}
+			if htmlSkip[a] {
+				if tt == html.StartTagToken {
+					skip = append(skip, a)
+				} else if tt == html.EndTagToken {
+					for k := len(skip) - 1; k >= 0; k-- {
+						if skip[k] == a {
+							skip = skip[:k]
+							break
+						}
+					}
+				}
+				continue
+			}
+			if len(skip) > 0 {
+				continue
+			}
+			if lvl := headingLevel(a); lvl > 0 {
+				flush()
+				curHeading = 0
+				if tt == html.StartTagToken {
+					curHeading = lvl
+				}
+				continue
+			}
+			switch {
+			case a == atom.Pre:
+				flush()
+				if tt == html.StartTagToken {
+					inPre++
+					sc.pres++
+				} else if tt == html.EndTagToken && inPre > 0 {
+					inPre--
+				}
+			case htmlBlockTags[a]:
+				flush()
+			case a == atom.Td || a == atom.Th:
+				cur.WriteByte(' ')
+			}
+		}
+	}
+	flush()
+	sc.title = clipTo(strings.Join(strings.Fields(title.String()), " "), headingMax)
+	return sc
+}
+
+// visibleLines returns the lines of the first and last non-space bytes of
+// a text token that starts on line; 0, 0 when it is all white space.
+func visibleLines(raw []byte, line int) (int, int) {
+	first, last := -1, -1
+	for i, c := range raw {
+		if !isSpaceByte(c) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	a := line
+	for _, c := range raw[:first] {
+		if c == '\n' {
+			a++
+		}
+	}
+	b := a
+	for _, c := range raw[first:last] {
+		if c == '\n' {
+			b++
+		}
+	}
+	return a, b
+}
+
+// Extract implements Extractor.
+func (htmlExtractor) Extract(p string, text string) (Extracted, error) {
+	sc := scanHTML(text)
+	items := groupBlocks(sc.blocks)
+
+	title := sc.title
+	for _, it := range items {
+		if title == "" && it.heading == 1 {
+			title = it.headText
+		}
+	}
+	if title == "" {
+		title = fileTitle(p)
+	}
+	units := []Unit{{
+		Level:     LevelDocument,
+		Parent:    -1,
+		Title:     title,
+		StartLine: 1,
+		EndLine:   len(splitLines(text)),
+		Channel:   ChannelText,
+	}}
+
+	type level struct {
+		n    int
+		text string
+	}
+	var stack []level
+	first := len(items)
+	for k, it := range items {
+		if it.heading > 0 {
+			first = k
+			break
+		}
+	}
+	units = htmlSection(units, title, []string{}, items[:first])
+	for k := first; k < len(items); {
+		h := items[k]
+		m := k + 1
+		for m < len(items) && items[m].heading == 0 {
+			m++
+		}
+		for len(stack) > 0 && stack[len(stack)-1].n >= h.heading {
+			stack = stack[:len(stack)-1]
+		}
+		stack = append(stack, level{h.heading, h.headText})
+		hp := make([]string, len(stack))
+		for i, l := range stack {
+			hp[i] = l.text
+		}
+		units = htmlSection(units, h.headText, hp, items[k:m])
+		k = m
+	}
+
+	facets := map[string]string{"has_code_blocks": strconv.FormatBool(sc.pres > 0)}
+	if sc.lang != "" {
+		facets["lang"] = sc.lang
+	}
+	return Extracted{Kind: KindHTML, Language: LangHTML, Title: title, Facets: facets, Units: units}, nil
+}
+
+// groupBlocks merges blocks that share a source line into items.
+func groupBlocks(blocks []htmlBlock) []htmlItem {
+	var items []htmlItem
+	var texts []string
+	flush := func() {
+		if n := len(items); n > 0 {
+			items[n-1].text = strings.Join(texts, "\n")
+		}
+		texts = texts[:0]
+	}
+	for _, bl := range blocks {
+		texts = append(texts, bl.text)
+		if n := len(items); n > 0 && bl.start <= items[n-1].end {
+			it := &items[n-1]
+			if bl.end > it.end {
+				it.end = bl.end
+			}
+			it.pre = it.pre && bl.pre
+			it.tokens += EstimateTokens(bl.text)
+			continue
+		}
+		last := texts[len(texts)-1]
+		texts = texts[:len(texts)-1]
+		flush()
+		texts = append(texts, last)
+		it := htmlItem{start: bl.start, end: bl.end, pre: bl.pre, tokens: EstimateTokens(bl.text)}
+		if bl.heading > 0 {
+			it.heading, it.headText = bl.heading, clipTo(bl.text, headingMax)
+		}
+		items = append(items, it)
+	}
+	flush()
+	return items
+}
+
+// htmlSection appends a section over items (and its chunks when large).
+func htmlSection(units []Unit, title string, headingPath []string, items []htmlItem) []Unit {
+	if len(items) == 0 {
+		return units
+	}
+	total := 0
+	tok := make([]int, len(items))
+	score := make([]int, len(items))
+	for i, it := range items {
+		total += it.tokens
+		tok[i] = it.tokens
+		score[i] = breakBest
+	}
+	leaf := func(level string, parent int, its []htmlItem) Unit {
+		texts := make([]string, len(its))
+		channel := ChannelCode
+		for i, it := range its {
+			texts[i] = it.text
+			if !it.pre {
+				channel = ChannelText
+			}
+		}
+		return Unit{
+			Level: level, Parent: parent, Title: title, HeadingPath: headingPath,
+			StartLine: its[0].start, EndLine: its[len(its)-1].end, Channel: channel,
+			Text: strings.Join(texts, "\n"),
+		}
+	}
+	var parts [][2]int
+	if total > ChunkMaxTokens && len(items) > 1 {
+		parts = packItems(tok, score)
+	}
+	if len(parts) <= 1 {
+		return append(units, leaf(LevelSection, 0, items))
+	}
+	sec := leaf(LevelSection, 0, items)
+	sec.Text = ""
+	idx := len(units)
+	units = append(units, sec)
+	for _, pt := range parts {
+		units = append(units, leaf(LevelChunk, idx, items[pt[0]:pt[1]]))
+	}
+	return units
+}

@@ -1,0 +1,229 @@
+package sources
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/extract")
+
+// goldenUnit is the golden-file form of a Unit.
+type goldenUnit struct {
+	Level       string   `json:"level"`
+	Parent      int      `json:"parent"`
+	Title       string   `json:"title"`
+	HeadingPath []string `json:"heading_path"`
+	Span        [2]int   `json:"span"`
+	Channel     string   `json:"channel"`
+	Text        string   `json:"text,omitempty"`
+}
+
+type goldenExtraction struct {
+	Extractor string            `json:"extractor"`
+	Kind      string            `json:"kind"`
+	Language  string            `json:"language"`
+	Title     string            `json:"title"`
+	Facets    map[string]string `json:"facets"`
+	Units     []goldenUnit      `json:"units"`
+}
+
+func goldenOf(x Extractor, ex Extracted) goldenExtraction {
+	g := goldenExtraction{
+		Extractor: x.Name() + "@" + x.Version(),
+		Kind:      ex.Kind, Language: ex.Language, Title: ex.Title, Facets: ex.Facets,
+	}
+	for _, u := range ex.Units {
+		g.Units = append(g.Units, goldenUnit{
+			Level: u.Level, Parent: u.Parent, Title: u.Title, HeadingPath: u.HeadingPath,
+			Span: [2]int{u.StartLine, u.EndLine}, Channel: u.Channel, Text: u.Text,
+		})
+	}
+	return g
+}
+
+// goldenInputs lists the inputs under testdata/extract.
+func goldenInputs(t *testing.T) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("testdata", "extract", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".golden.json") {
+			inputs = append(inputs, n)
+		}
+	}
+	if len(inputs) < 10 {
+		t.Fatalf("found %d golden inputs, want at least 10", len(inputs))
+	}
+	return inputs
+}
+
+func extractFile(t *testing.T, name string) (Extractor, string, Extracted) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ExtractorFor(name, DetectLanguage(name, data))
+	if x == nil {
+		t.Fatalf("%s: no extractor", name)
+	}
+	ex, err := x.Extract(name, string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return x, string(data), ex
+}
+
+func TestExtractGolden(t *testing.T) {
+	for _, name := range goldenInputs(t) {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			x, _, ex := extractFile(t, name)
+			got, err := json.MarshalIndent(goldenOf(x, ex), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			golden := name + ".golden.json"
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./sources -run TestExtractGolden -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s; rerun with -update and review the diff\n%s", name, golden, got)
+			}
+		})
+	}
+}
+
+// TestExtractGoldenInvariants checks, for every golden input, that the
+// leaves cover every non-blank line exactly once and that each leaf's text
+// is the file's lines at its span (HTML: that spans are ordered and
+// within the file).
+func TestExtractGoldenInvariants(t *testing.T) {
+	for _, name := range goldenInputs(t) {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			_, text, ex := extractFile(t, name)
+			def, ok := KindByID(ex.Kind)
+			if !ok {
+				t.Fatalf("unregistered kind %q", ex.Kind)
+			}
+			if err := checkUnits(text, ex, def.VerbatimText); err != nil {
+				t.Fatal(err)
+			}
+			if len(ex.Units) < 2 {
+				t.Fatalf("only %d units", len(ex.Units))
+			}
+			for name, value := range ex.Facets {
+				var decl *FacetDef
+				for i := range def.Facets {
+					if def.Facets[i].Name == name {
+						decl = &def.Facets[i]
+					}
+				}
+				if decl == nil {
+					t.Errorf("facet %q not declared by kind %q", name, def.ID)
+				} else if len(decl.Values) > 0 && !slices.Contains(decl.Values, value) {
+					t.Errorf("facet %s=%q not among %q", name, value, decl.Values)
+				}
+			}
+		})
+	}
+}
+
+// checkUnits verifies the contract every extraction keeps:
+//   - Units[0] is the document, parent -1, spanning 1..lines;
+//   - parents come before children, and a child's span lies in its parent's;
+//   - spans are within the file and start <= end;
+//   - leaves (units without children) carry text, other units none;
+//   - leaves are in line order and do not overlap;
+//   - verbatim: a leaf's text is exactly its lines, its first and last line
+//     are not blank, and every non-blank line is in exactly one leaf.
+func checkUnits(text string, ex Extracted, verbatim bool) error {
+	lines := splitLines(text)
+	n := len(lines)
+	if len(ex.Units) == 0 {
+		return fmt.Errorf("no units")
+	}
+	d := ex.Units[0]
+	if d.Level != LevelDocument || d.Parent != -1 || d.StartLine != 1 || d.EndLine != n || d.Text != "" {
+		return fmt.Errorf("bad document unit %+v (lines %d)", d, n)
+	}
+	children := make([]int, len(ex.Units))
+	for i, u := range ex.Units[1:] {
+		i++
+		if u.Parent < 0 || u.Parent >= i {
+			return fmt.Errorf("unit %d: parent %d not before it", i, u.Parent)
+		}
+		if u.Level != LevelSection && u.Level != LevelChunk {
+			return fmt.Errorf("unit %d: level %q", i, u.Level)
+		}
+		if u.Level == LevelSection && ex.Units[u.Parent].Level == LevelChunk {
+			return fmt.Errorf("unit %d: section under a chunk", i)
+		}
+		if u.StartLine < 1 || u.EndLine > n || u.StartLine > u.EndLine {
+			return fmt.Errorf("unit %d: span %d..%d outside 1..%d", i, u.StartLine, u.EndLine, n)
+		}
+		p := ex.Units[u.Parent]
+		if u.Parent > 0 && (u.StartLine < p.StartLine || u.EndLine > p.EndLine) {
+			return fmt.Errorf("unit %d: span %d..%d outside its parent's %d..%d", i, u.StartLine, u.EndLine, p.StartLine, p.EndLine)
+		}
+		if u.Channel == "" {
+			return fmt.Errorf("unit %d: no channel", i)
+		}
+		children[u.Parent]++
+	}
+	covered := make([]int, n+1)
+	prevEnd := 0
+	for i, u := range ex.Units[1:] {
+		i++
+		if children[i] > 0 {
+			if u.Text != "" {
+				return fmt.Errorf("unit %d has children and text", i)
+			}
+			continue
+		}
+		if u.Text == "" {
+			return fmt.Errorf("leaf %d (%d..%d) has no text", i, u.StartLine, u.EndLine)
+		}
+		if u.StartLine <= prevEnd {
+			return fmt.Errorf("leaf %d (%d..%d) overlaps or precedes the leaf before (ending %d)", i, u.StartLine, u.EndLine, prevEnd)
+		}
+		prevEnd = u.EndLine
+		if !verbatim {
+			continue
+		}
+		if want := strings.Join(lines[u.StartLine-1:u.EndLine], "\n"); u.Text != want {
+			return fmt.Errorf("leaf %d (%d..%d): text %q, lines %q", i, u.StartLine, u.EndLine, u.Text, want)
+		}
+		if isBlank(lines[u.StartLine-1]) || isBlank(lines[u.EndLine-1]) {
+			return fmt.Errorf("leaf %d (%d..%d) starts or ends with a blank line", i, u.StartLine, u.EndLine)
+		}
+		for l := u.StartLine; l <= u.EndLine; l++ {
+			covered[l]++
+		}
+	}
+	if verbatim {
+		for l := 1; l <= n; l++ {
+			if !isBlank(lines[l-1]) && covered[l] != 1 {
+				return fmt.Errorf("line %d %q is in %d leaves", l, lines[l-1], covered[l])
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package sources
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// Kind is what a source is: one file, a folder, or a git repository's
+// working tree.
+type Kind string
+
+// The source kinds (DESIGN §3).
+const (
+	KindFile       Kind = "file"
+	KindFolder     Kind = "folder"
+	KindRepository Kind = "repository"
+)
+
+// Valid reports whether k is one of the three kinds.
+func (k Kind) Valid() bool {
+	return k == KindFile || k == KindFolder || k == KindRepository
+}
+
+// SourceInput is what a caller asks to add (DESIGN §3). Path is absolute, or
+// relative to the first ingest root; Include and Exclude are doublestar
+// globs matched against slash-separated paths relative to the source root.
+type SourceInput struct {
+	Kind         Kind     `json:"kind,omitempty"`
+	Path         string   `json:"path"`
+	CollectionID string   `json:"collection_id,omitempty"`
+	Include      []string `json:"include,omitempty"`
+	Exclude      []string `json:"exclude,omitempty"`
+	Name         string   `json:"name,omitempty"`
+}
+
+// Limits on a SourceInput.
+const (
+	MaxPathBytes = 4096
+	MaxGlobs     = 128
+	MaxGlobBytes = 1024
+	MaxNameBytes = 256
+)
+
+// ResolvedSource is a SourceInput that passed the path policy: Path is the
+// real (symlink-free) absolute path inside Root, an ingest root.
+type ResolvedSource struct {
+	Kind         Kind
+	Path         string
+	Root         string
+	CollectionID string
+	Name         string
+	Include      []string
+	Exclude      []string
+}
+
+// validateInput checks everything in the input that does not need the file
+// system.
+func validateInput(in SourceInput) error {
+	if in.Kind != "" && !in.Kind.Valid() {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "kind %q: use file, folder or repository", string(in.Kind))
+	}
+	if in.Path == "" {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "path is required")
+	}
+	if len(in.Path) > MaxPathBytes {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "path is longer than %d bytes", MaxPathBytes)
+	}
+	if strings.IndexByte(in.Path, 0) >= 0 || !utf8.ValidString(in.Path) {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "path must be valid UTF-8 without NUL bytes")
+	}
+	if in.CollectionID != "" && !workspace.ValidCollectionName(in.CollectionID) {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "collection_id %q is not a valid collection name", in.CollectionID)
+	}
+	if len(in.Name) > MaxNameBytes || !utf8.ValidString(in.Name) || strings.ContainsAny(in.Name, "\x00\n\r") {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "name must be one line of valid UTF-8, at most %d bytes", MaxNameBytes)
+	}
+	if err := validateGlobs("include", in.Include); err != nil {
+		return err
+	}
+	return validateGlobs("exclude", in.Exclude)
+}
+
+// ValidateGlob reports whether g is a usable include or exclude glob:
+// doublestar syntax, relative (no leading '/'), no '..' element.
+func ValidateGlob(g string) error {
+	if p := globProblem(g); p != "" {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", g, p)
+	}
+	return nil
+}
+
+func globProblem(g string) string {
+	switch {
+	case g == "":
+		return "empty glob"
+	case len(g) > MaxGlobBytes:
+		return fmt.Sprintf("longer than %d bytes", MaxGlobBytes)
+	case !utf8.ValidString(g) || strings.IndexByte(g, 0) >= 0:
+		return "must be valid UTF-8 without NUL bytes"
+	case strings.HasPrefix(g, "/"):
+		return "globs are relative to the source root"
+	case !doublestar.ValidatePattern(g):
+		return "malformed glob"
+	}
+	for _, el := range strings.Split(g, "/") {
+		if el == ".." {
+			return "'..' is not allowed"
+		}
+	}
+	return ""
+}
+
+func validateGlobs(field string, gs []string) error {
+	if len(gs) > MaxGlobs {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "%s: at most %d globs", field, MaxGlobs)
+	}
+	for i, g := range gs {
+		if p := globProblem(g); p != "" {
+			return workspace.Errorf(workspace.CodeInvalidArgument, "%s[%d] %q: %s", field, i, g, p)
+		}
+	}
+	return nil
+}
+
+// globSet matches slash-separated relative paths against doublestar globs
+// that were validated beforehand.
+type globSet []string
+
+func (gs globSet) match(rel string) bool {
+	for _, g := range gs {
+		if doublestar.MatchUnvalidated(g, rel) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,321 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// env is a workspace for tests: an ingest root holding the workspace
+// directory (as the default settings put it), a directory outside the
+// roots, a real SQLite database and an Indexer.
+type env struct {
+	t       *testing.T
+	base    string // parent of root and outside
+	root    string // the ingest root (real path)
+	outside string // outside every root
+	ws      string // the workspace, inside root
+	db      *workspace.DB
+	policy  *Policy
+	assets  *Assets
+	ix      *Indexer
+}
+
+func newEnv(t *testing.T, opts ...func(*Options)) *env {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside")}
+	e.ws = filepath.Join(e.root, ".tychora")
+	for _, d := range []string{e.root, e.outside, e.ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.db, err = workspace.OpenDB(context.Background(), filepath.Join(e.ws, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.db.Close() })
+	e.policy, err = NewPolicy([]string{e.root}, e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.assets = NewAssets(filepath.Join(e.ws, "assets"))
+	o := Options{Workers: 2, TempDir: t.TempDir()}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.ix = NewIndexer(e.db, e.policy, e.assets, o)
+	return e
+}
+
+// write creates a file under root (rel is slash-separated), with parents.
+func (e *env) write(rel, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) symlink(target, rel string) {
+	e.t.Helper()
+	p := filepath.Join(e.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func codeOf(err error) workspace.Code { return workspace.ErrorCode(err) }
+
+func TestResolveKinds(t *testing.T) {
+	e := newEnv(t)
+	e.write("notes/a.md", "# A\n")
+	e.write("repo/main.go", "package main\n")
+	if err := os.MkdirAll(filepath.Join(e.root, "repo", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write("wt/.git", "gitdir: ../repo/.git/worktrees/wt\n")
+	cases := []struct {
+		in       SourceInput
+		wantKind Kind
+		wantCode workspace.Code
+	}{
+		{SourceInput{Path: "notes/a.md"}, KindFile, ""},
+		{SourceInput{Path: "notes"}, KindFolder, ""},
+		{SourceInput{Path: "repo"}, KindRepository, ""},
+		{SourceInput{Path: "wt"}, KindRepository, ""},
+		{SourceInput{Path: "repo", Kind: KindFolder}, KindFolder, ""},
+		{SourceInput{Path: "notes", Kind: KindFile}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes/a.md", Kind: KindFolder}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", Kind: KindRepository}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", Kind: "zip"}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: ""}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "no/such/thing"}, "", workspace.CodeNotFound},
+		{SourceInput{Path: "notes\x00x"}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", Include: []string{"**/*.md"}, Exclude: []string{"drafts/**"}}, KindFolder, ""},
+		{SourceInput{Path: "notes", Include: []string{"[a-"}}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", Exclude: []string{"/abs/**"}}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", Exclude: []string{"../x"}}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes/a.md", Include: []string{"*.md"}}, "", workspace.CodeInvalidArgument},
+		{SourceInput{Path: "notes", CollectionID: "Bad Name"}, "", workspace.CodeInvalidArgument},
+	}
+	for _, c := range cases {
+		rs, err := e.policy.Resolve(c.in)
+		if got := codeOf(err); got != c.wantCode {
+			t.Errorf("Resolve(%+v): code %q (%v), want %q", c.in, got, err, c.wantCode)
+			continue
+		}
+		if err == nil {
+			if rs.Kind != c.wantKind {
+				t.Errorf("Resolve(%+v): kind %q, want %q", c.in, rs.Kind, c.wantKind)
+			}
+			if !filepath.IsAbs(rs.Path) || rs.Root != e.root || rs.CollectionID != "default" || rs.Name == "" {
+				t.Errorf("Resolve(%+v) = %+v", c.in, rs)
+			}
+		}
+	}
+}
+
+func TestResolveRelativeAndSymlinkedRoot(t *testing.T) {
+	e := newEnv(t)
+	e.write("docs/guide.md", "# Guide\n")
+	rs, err := e.policy.Resolve(SourceInput{Path: "docs/../docs/guide.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(e.root, "docs", "guide.md"); rs.Path != want {
+		t.Fatalf("path %q, want %q", rs.Path, want)
+	}
+	// A root configured through a symlink: both spellings work and the
+	// stored path is the real one.
+	link := filepath.Join(e.base, "rootlink")
+	if err := os.Symlink(e.root, link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPolicy([]string{link}, e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{filepath.Join(link, "docs"), filepath.Join(e.root, "docs"), "docs"} {
+		rs, err := p.Resolve(SourceInput{Path: in})
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", in, err)
+		}
+		if rs.Path != filepath.Join(e.root, "docs") {
+			t.Fatalf("Resolve(%q) = %q", in, rs.Path)
+		}
+	}
+}
+
+func TestResolveOutOfRoots(t *testing.T) {
+	e := newEnv(t)
+	secret := filepath.Join(e.outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.symlink(secret, "link-file")
+	e.symlink(e.outside, "link-dir")
+	e.symlink("../outside", "rel-link-dir")
+	cases := []string{
+		"../outside/secret.txt",
+		"../outside",
+		"..",
+		"../../../../etc/passwd",
+		secret,
+		e.outside,
+		"/etc/passwd",
+		"/",
+		"link-file",
+		"link-dir",
+		"link-dir/secret.txt",
+		"link-dir/does-not-exist", // existence outside must not show
+		"rel-link-dir/secret.txt",
+		filepath.Join(e.root, "..", "outside"),
+		e.base,
+	}
+	for _, in := range cases {
+		_, err := e.policy.Resolve(SourceInput{Path: in})
+		if codeOf(err) != workspace.CodeOutOfRoots {
+			t.Errorf("Resolve(%q): %v, want OUT_OF_ROOTS", in, err)
+			continue
+		}
+		msg := workspace.ErrorMessage(err)
+		if strings.Contains(msg, e.outside) && !strings.Contains(in, e.outside) {
+			t.Errorf("Resolve(%q): message %q names the resolved location", in, msg)
+		}
+	}
+}
+
+func TestResolveWorkspaceRefused(t *testing.T) {
+	e := newEnv(t)
+	e.write(".tychora/notes.txt", "x")
+	for _, in := range []string{e.ws, ".tychora", ".tychora/notes.txt", ".tychora/index.db"} {
+		_, err := e.policy.Resolve(SourceInput{Path: in})
+		if codeOf(err) != workspace.CodeInvalidArgument {
+			t.Errorf("Resolve(%q): %v, want INVALID_ARGUMENT", in, err)
+		}
+	}
+	// A symlink to the workspace is refused too.
+	e.symlink(e.ws, "wslink")
+	if _, err := e.policy.Resolve(SourceInput{Path: "wslink"}); codeOf(err) != workspace.CodeInvalidArgument {
+		t.Errorf("Resolve(wslink): %v, want INVALID_ARGUMENT", err)
+	}
+	// The root that holds the workspace is fine: the walk skips it.
+	if _, err := e.policy.Resolve(SourceInput{Path: e.root}); err != nil {
+		t.Errorf("Resolve(root): %v", err)
+	}
+}
+
+func TestCreateSourceIdempotent(t *testing.T) {
+	e := newEnv(t)
+	e.write("d/a.txt", "a")
+	ctx := context.Background()
+	s1, created, err := e.ix.Add(ctx, SourceInput{Path: "d"})
+	if err != nil || !created {
+		t.Fatalf("Add: %v created=%v", err, created)
+	}
+	s2, created, err := e.ix.Add(ctx, SourceInput{Path: filepath.Join(e.root, "d"), Exclude: []string{"*.log"}, Name: "D"})
+	if err != nil || created {
+		t.Fatalf("second Add: %v created=%v", err, created)
+	}
+	if s1.ID != s2.ID || s2.Name != "D" || len(s2.Exclude) != 1 {
+		t.Fatalf("second Add = %+v, want the same source updated", s2)
+	}
+	s3, created, err := e.ix.Add(ctx, SourceInput{Path: "d", CollectionID: "other"})
+	if err != nil || !created || s3.ID == s1.ID {
+		t.Fatalf("Add in another collection: %+v %v %v", s3, created, err)
+	}
+	got, err := GetSource(ctx, e.db, s1.ID)
+	if err != nil || got.Path != filepath.Join(e.root, "d") || got.Kind != KindFolder {
+		t.Fatalf("GetSource = %+v, %v", got, err)
+	}
+	if _, err := GetSource(ctx, e.db, "src_nope"); codeOf(err) != workspace.CodeNotFound {
+		t.Fatalf("GetSource(unknown): %v", err)
+	}
+	list, err := ListSources(ctx, e.db, []string{"other"})
+	if err != nil || len(list) != 1 || list[0].ID != s3.ID {
+		t.Fatalf("ListSources(other) = %+v, %v", list, err)
+	}
+}
+
+// FuzzResolvePath feeds arbitrary paths to the policy: it must never panic,
+// and whatever it accepts must lie inside the root and outside the
+// workspace, its real location included.
+func FuzzResolvePath(f *testing.F) {
+	for _, s := range []string{"a", "a/b.txt", "../outside", "/etc/passwd", "link-dir/x", "link-file",
+		".tychora", "./.tychora/../a", "a/../../outside/secret", "//a", "a/./b/../..", "loop", "\x00", "é/ü",
+		strings.Repeat("../", 40) + "etc", "rel-link/a"} {
+		f.Add(s)
+	}
+	base, err := filepath.EvalSymlinks(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	ws := filepath.Join(root, ".tychora")
+	for _, d := range []string{filepath.Join(root, "a", "b"), outside, ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, fl := range []string{filepath.Join(root, "a", "b.txt"), filepath.Join(outside, "secret"), filepath.Join(ws, "index.db")} {
+		if err := os.WriteFile(fl, []byte("x"), 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for target, link := range map[string]string{
+		outside: filepath.Join(root, "link-dir"), filepath.Join(outside, "secret"): filepath.Join(root, "link-file"),
+		"../outside": filepath.Join(root, "rel-link"), filepath.Join(root, "loop"): filepath.Join(root, "loop"),
+		ws: filepath.Join(root, "a", "ws"), root: filepath.Join(root, "a", "up"),
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			f.Fatal(err)
+		}
+	}
+	p, err := NewPolicy([]string{root}, ws)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		rs, err := p.Resolve(SourceInput{Path: in})
+		if err != nil {
+			var we *workspace.Error
+			if !errors.As(err, &we) {
+				t.Fatalf("Resolve(%q): untyped error %v", in, err)
+			}
+			if strings.Contains(we.Message, outside) && !strings.Contains(in, outside) {
+				t.Fatalf("Resolve(%q): message %q names a location outside the roots", in, we.Message)
+			}
+			return
+		}
+		if !within(rs.Path, root) {
+			t.Fatalf("Resolve(%q) = %q, outside the root", in, rs.Path)
+		}
+		if within(rs.Path, ws) {
+			t.Fatalf("Resolve(%q) = %q, inside the workspace", in, rs.Path)
+		}
+		if real, err := filepath.EvalSymlinks(rs.Path); err != nil || real != rs.Path {
+			t.Fatalf("Resolve(%q) = %q, not a real path (%q, %v)", in, rs.Path, real, err)
+		}
+		if !utf8.ValidString(rs.Path) {
+			t.Fatalf("Resolve(%q) = %q, not UTF-8", in, rs.Path)
+		}
+	})
+}

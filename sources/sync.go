@@ -1,0 +1,860 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// ErrConcurrentSync means another sync of the same source applied a
+// revision while this one ran; nothing was written, and a retry starts from
+// the new revision. It is wrapped in a CONFLICT *workspace.Error.
+var ErrConcurrentSync = errors.New("another sync of this source applied a revision first")
+
+// Options configure an Indexer. The zero value works.
+type Options struct {
+	// MaxFileBytes is the largest text file indexed (max_file_bytes);
+	// 0 means workspace.DefaultMaxFileBytes. Images have their own limit,
+	// MaxAssetBytes.
+	MaxFileBytes int64
+	// Workers is how many goroutines read and extract files; 0 means
+	// min(GOMAXPROCS, 4).
+	Workers int
+	// TempDir holds the spool of a large sync (extracted evidence waiting
+	// for the apply transaction); "" means os.TempDir(). The spool file is
+	// unlinked as soon as it is created.
+	TempDir string
+	// SpoolMemory is how many bytes of extracted evidence stay in memory
+	// before the spool moves to a file; 0 means 16 MiB.
+	SpoolMemory int
+	// Logger receives debug records; nil is silent.
+	Logger *slog.Logger
+}
+
+// Indexer turns sources into evidence: it registers sources, walks them,
+// extracts what changed and applies each revision in one transaction. It is
+// safe for concurrent use; syncs of one source must not run concurrently
+// (the job queue guarantees it, and a second one fails with CONFLICT rather
+// than corrupt anything).
+type Indexer struct {
+	db     *workspace.DB
+	policy *Policy
+	assets *Assets
+	opts   Options
+	log    *slog.Logger
+
+	extractCalls atomic.Int64
+}
+
+// NewIndexer returns an Indexer writing to db, admitting paths through
+// policy and storing images in assets.
+func NewIndexer(db *workspace.DB, policy *Policy, assets *Assets, opts Options) *Indexer {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = workspace.DefaultMaxFileBytes
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if opts.SpoolMemory <= 0 {
+		opts.SpoolMemory = 16 << 20
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Indexer{db: db, policy: policy, assets: assets, opts: opts, log: log}
+}
+
+// Policy returns the indexer's path policy.
+func (ix *Indexer) Policy() *Policy { return ix.policy }
+
+// ExtractCalls returns how many times the indexer has run an extractor (or
+// stored an image) since it was created: a sync of an unchanged source adds
+// nothing.
+func (ix *Indexer) ExtractCalls() int64 { return ix.extractCalls.Load() }
+
+// Add resolves the input through the policy and registers the source (see
+// CreateSource); it does not sync. Policy errors come back at once.
+func (ix *Indexer) Add(ctx context.Context, in SourceInput) (src Source, created bool, err error) {
+	rs, err := ix.policy.Resolve(in)
+	if err != nil {
+		return Source{}, false, err
+	}
+	return CreateSource(ctx, ix.db, rs)
+}
+
+// Progress is a sync's running count, as a JobHandle reports it.
+type Progress struct {
+	FilesSeen int64 `json:"files_seen"` // regular files found by the walk
+	Indexed   int64 `json:"indexed"`    // files (re-)extracted or stored as assets
+	Unchanged int64 `json:"unchanged"`  // files whose content had not changed
+	Skipped   int64 `json:"skipped"`    // paths left out (every skip reason)
+	Bytes     int64 `json:"bytes"`      // bytes read from changed files
+}
+
+// Stats describe a finished sync.
+type Stats struct {
+	Progress
+	Extracted       int64            `json:"extracted"` // extractor runs (and images stored)
+	Touched         int64            `json:"touched"`   // modified time changed, content identical
+	Deleted         int64            `json:"deleted"`   // files that left the index
+	Units           int64            `json:"units"`     // evidence units written
+	SkippedByReason map[string]int64 `json:"skipped_by_reason"`
+	RevisionID      string           `json:"revision_id"`
+	RevisionNumber  int              `json:"revision_number"`
+	NewRevision     bool             `json:"new_revision"` // false when nothing changed
+	Commit          string           `json:"commit,omitempty"`
+	Ref             string           `json:"ref,omitempty"`
+	GitError        string           `json:"git_error,omitempty"`
+	CoverageSHA256  string           `json:"coverage_sha256"`
+	DurationMS      int64            `json:"duration_ms"`
+	WalkMS          int64            `json:"walk_ms"`    // walking the tree
+	ExtractMS       int64            `json:"extract_ms"` // reading, hashing, extracting (outside the transaction)
+	ApplyMS         int64            `json:"apply_ms"`   // the write transaction
+}
+
+// SyncOptions tune one sync.
+type SyncOptions struct {
+	// Progress, when set, is called from the syncing goroutine (never
+	// concurrently) as work advances, at most every 100 ms, and once at the
+	// end.
+	Progress func(Progress)
+	// Force re-extracts every file, changed or not (after an extractor
+	// upgrade, say).
+	Force bool
+}
+
+// fileState is a row of files as the current revision left it.
+type fileState struct {
+	size    int64
+	mtimeNs int64
+	sha     string
+	status  string
+	reason  string
+	detail  string
+}
+
+// baseState is what the current revision holds, read in one transaction.
+type baseState struct {
+	revisionID *string
+	number     int
+	commit     string
+	ref        string
+	coverage   string
+	files      map[string]*fileState
+}
+
+func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, error) {
+	st := baseState{files: map[string]*fileState{}}
+	tx, err := ix.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, sourceID).Scan(&st.revisionID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return st, workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q not found", sourceID))
+		}
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	if st.revisionID != nil {
+		var commit, ref sql.NullString
+		var stats string
+		if err := tx.QueryRowContext(ctx, `SELECT number, git_commit, git_ref, stats FROM revisions WHERE id = ?`, *st.revisionID).
+			Scan(&st.number, &commit, &ref, &stats); err != nil {
+			return st, fmt.Errorf("load state: %w", err)
+		}
+		st.commit, st.ref = commit.String, ref.String
+		var s struct {
+			Coverage string `json:"coverage_sha256"`
+		}
+		_ = json.Unmarshal([]byte(stats), &s)
+		st.coverage = s.Coverage
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, size, mtime_ns, sha256, status, skip_reason, skip_detail FROM files WHERE source_id = ?`, sourceID)
+	if err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var path string
+		var sha, reason, detail sql.NullString
+		f := &fileState{}
+		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail); err != nil {
+			return st, fmt.Errorf("load state: %w", err)
+		}
+		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
+		st.files[path] = f
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	return st, nil
+}
+
+// task is one file to read and maybe extract.
+type task struct {
+	f    walkFile
+	old  *fileState
+	res  fileResult
+	done chan struct{}
+}
+
+// progressReporter throttles Progress callbacks.
+type progressReporter struct {
+	fn   func(Progress)
+	last time.Time
+}
+
+func (p *progressReporter) report(pr Progress, final bool) {
+	if p.fn == nil {
+		return
+	}
+	if t := time.Now(); final || t.Sub(p.last) >= 100*time.Millisecond {
+		p.last = t
+		p.fn(pr)
+	}
+}
+
+// Sync brings the index of a source up to date with the disk and applies
+// the result as one revision, atomically: a concurrent reader sees the old
+// or the new revision, never a mix. Unchanged files (same size and modified
+// time, or else the same SHA-256) are not re-extracted; deleted files leave
+// the index. Reading, hashing and extraction happen before the write
+// transaction; a cancelled ctx stops the work promptly and leaves the
+// previous revision as it was, and so does a crash. When nothing changed no
+// revision is created and Stats.NewRevision is false.
+func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) (Stats, error) {
+	start := time.Now()
+	src, err := getSource(ctx, ix.db.R, sourceID)
+	if err != nil {
+		return Stats{}, err
+	}
+	real, err := ix.policy.RealPath(src.Path)
+	if err != nil {
+		return Stats{}, err
+	}
+	if real != src.Path {
+		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path now resolves elsewhere (a symlink replaced it); add the path again", src.ID)
+	}
+	st, err := ix.loadState(ctx, src.ID)
+	if err != nil {
+		return Stats{}, err
+	}
+	stats := Stats{SkippedByReason: map[string]int64{}}
+	if src.Kind == KindRepository {
+		head, err := ReadHead(src.Path)
+		if err != nil {
+			stats.GitError = err.Error()
+		}
+		stats.Commit, stats.Ref = head.Commit, head.Ref
+	}
+	pr := &progressReporter{fn: opts.Progress}
+	walked, err := walkSource(ctx, ix.policy, src, func(n int) {
+		pr.report(Progress{FilesSeen: int64(n)}, false)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return Stats{}, ctx.Err()
+		}
+		return Stats{}, err
+	}
+	stats.FilesSeen = int64(len(walked.files))
+	stats.WalkMS = time.Since(start).Milliseconds()
+	skips := walked.skips
+
+	// Sort the walk into unchanged files and tasks.
+	seen := make(map[string]bool, len(walked.files))
+	var tasks []*task
+	for _, f := range walked.files {
+		seen[f.rel] = true
+		old := st.files[f.rel]
+		if old != nil && !opts.Force && old.size == f.size && old.mtimeNs == f.mtimeNs {
+			stats.Unchanged++
+			if old.status == statusSkipped {
+				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
+			}
+			continue
+		}
+		tasks = append(tasks, &task{f: f, old: old, done: make(chan struct{})})
+	}
+	var deleted []string
+	for p := range st.files {
+		if !seen[p] {
+			deleted = append(deleted, p)
+		}
+	}
+	sort.Strings(deleted)
+
+	plan := &applyPlan{src: src, base: st.revisionID, deleted: deleted, extractions: map[string]*extractionRow{}}
+	sp := newSpool(ix.opts.TempDir, ix.opts.SpoolMemory)
+	defer sp.close()
+	if err := ix.runTasks(ctx, src, tasks, plan, sp, &stats, &skips, pr); err != nil {
+		if ctx.Err() != nil {
+			return Stats{}, ctx.Err()
+		}
+		return Stats{}, err
+	}
+	plan.spool = sp
+	stats.ExtractMS = time.Since(start).Milliseconds() - stats.WalkMS
+
+	// Coverage: every skip, sorted, its digest and counts.
+	sort.Slice(skips, func(i, j int) bool { return skips[i].Path < skips[j].Path })
+	stats.Skipped = int64(len(skips))
+	for _, s := range skips {
+		stats.SkippedByReason[s.Reason]++
+	}
+	stats.CoverageSHA256 = coverageDigest(skips)
+	plan.skips = capSkips(skips)
+	stats.Deleted = int64(len(plan.deleted))
+
+	plan.newRevision = st.revisionID == nil || plan.changed > 0 || len(deleted) > 0 ||
+		stats.Commit != st.commit || stats.Ref != st.ref || stats.CoverageSHA256 != st.coverage
+	stats.NewRevision = plan.newRevision
+	if plan.newRevision {
+		plan.revisionID = newID("rev_")
+		plan.commit, plan.ref = stats.Commit, stats.Ref
+	} else {
+		stats.RevisionID = *st.revisionID
+		stats.RevisionNumber = st.number
+	}
+	stats.DurationMS = time.Since(start).Milliseconds()
+	applyStart := time.Now()
+	if err := ix.apply(ctx, plan, &stats); err != nil {
+		if ctx.Err() != nil {
+			return Stats{}, ctx.Err()
+		}
+		return Stats{}, err
+	}
+	stats.ApplyMS = time.Since(applyStart).Milliseconds()
+	stats.DurationMS = time.Since(start).Milliseconds()
+	pr.report(stats.Progress, true)
+	ix.log.Debug("sync applied", slog.String("source_id", src.ID), slog.String("revision_id", stats.RevisionID),
+		slog.Int64("indexed", stats.Indexed), slog.Int64("unchanged", stats.Unchanged), slog.Int64("deleted", stats.Deleted),
+		slog.Int64("walk_ms", stats.WalkMS), slog.Int64("extract_ms", stats.ExtractMS), slog.Int64("apply_ms", stats.ApplyMS))
+	return stats, nil
+}
+
+// runTasks reads and extracts the tasks on ix.opts.Workers goroutines and
+// spools the results in walk order, so that what is written does not
+// depend on scheduling.
+func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan *applyPlan, sp *spool,
+	stats *Stats, skips *[]Skip, pr *progressReporter) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan *task)
+	order := make(chan *task, ix.opts.Workers*4)
+	var wg sync.WaitGroup
+	for range ix.opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := newProcessor(ix, src)
+			for t := range work {
+				t.res = p.process(ctx, t.f, t.old)
+				close(t.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(order)
+		defer close(work)
+		for _, t := range tasks {
+			select {
+			case order <- t:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case work <- t:
+			case <-ctx.Done():
+				close(t.done) // never processed; the collector sees ctx
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	for t := range order {
+		<-t.done
+		if err := ctx.Err(); err != nil {
+			cancel()
+			for range order { // drain so the feeder can stop
+			}
+			return err
+		}
+		r := &t.res
+		if r.err != nil {
+			cancel()
+			for range order {
+			}
+			return r.err
+		}
+		stats.Bytes += r.bytesRead
+		switch r.status {
+		case statusIndexed, statusAsset:
+			stats.Indexed++
+			stats.Extracted++
+			stats.Units += int64(len(r.units))
+			plan.changed++
+			plan.noteExtraction(r)
+			if r.status == statusAsset {
+				plan.assets = append(plan.assets, assetRow{id: r.assetID, mime: r.mime, size: r.size})
+			}
+			if r.existed {
+				plan.replaced = append(plan.replaced, r.rel)
+			}
+			if err := sp.write(r); err != nil {
+				cancel()
+				for range order {
+				}
+				return err
+			}
+		case statusTouched:
+			stats.Unchanged++
+			stats.Touched++
+			plan.touched = append(plan.touched, touch{rel: r.rel, size: r.size, mtimeNs: r.mtimeNs})
+		case statusSkipped:
+			*skips = append(*skips, Skip{Path: r.rel, Reason: r.reason, Detail: r.detail})
+			if t.old != nil && t.old.status == statusSkipped && t.old.reason == r.reason {
+				// Same verdict as before: only the stat changed.
+				plan.touched = append(plan.touched, touch{rel: r.rel, size: r.size, mtimeNs: r.mtimeNs})
+				break
+			}
+			plan.changed++
+			if r.existed {
+				plan.replaced = append(plan.replaced, r.rel)
+			}
+			if err := sp.write(r); err != nil {
+				cancel()
+				for range order {
+				}
+				return err
+			}
+		case statusUnreadable:
+			*skips = append(*skips, Skip{Path: r.rel, Reason: SkipUnreadable, Detail: r.detail})
+			if t.old != nil {
+				plan.deleted = append(plan.deleted, r.rel)
+			}
+		case statusVanished:
+			stats.FilesSeen--
+			if t.old != nil {
+				plan.deleted = append(plan.deleted, r.rel)
+			}
+		}
+		pr.report(stats.Progress, false)
+		t.res = fileResult{} // release the text
+	}
+	return ctx.Err()
+}
+
+// capSkips keeps at most MaxListedSkips paths per reason (they are sorted
+// by path); the counts in the revision's stats stay exact.
+func capSkips(skips []Skip) []Skip {
+	n := map[string]int{}
+	out := skips[:0:0]
+	for _, s := range skips {
+		if n[s.Reason] < MaxListedSkips {
+			out = append(out, s)
+		}
+		n[s.Reason]++
+	}
+	return out
+}
+
+// MaxListedSkips is how many skipped paths per reason coverage lists.
+const MaxListedSkips = 1000
+
+// File statuses of a processed file.
+const (
+	statusIndexed    = "indexed"    // text extracted into evidence
+	statusAsset      = "asset"      // an image stored as an asset
+	statusSkipped    = "skipped"    // kept in files with a skip reason
+	statusTouched    = "touched"    // modified time changed, content identical
+	statusUnreadable = "unreadable" // could not be read now; not kept in files
+	statusVanished   = "vanished"   // deleted between the walk and the read
+)
+
+// Pseudo-extractor that records image assets.
+const (
+	imageExtractorName    = "image"
+	imageExtractorVersion = "1"
+)
+
+// openFile opens a file to process; tests replace it to simulate errors
+// that root cannot meet (permissions) and races (a file deleted after the
+// walk).
+var openFile = os.Open
+
+// headBytes is how much of a file decides binary or text and the language.
+const headBytes = 8 << 10
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// fileResult is what processing one file produced.
+type fileResult struct {
+	rel       string
+	existed   bool
+	size      int64
+	mtimeNs   int64
+	sha       string // hex SHA-256 of the raw bytes, "" when not read whole
+	status    string
+	reason    string
+	detail    string
+	kind      string
+	language  string
+	title     string
+	facets    string // JSON object or ""
+	extractor string
+	version   string
+	channels  []string
+	assetID   string
+	mime      string
+	units     []evRow
+	bytesRead int64
+	err       error // fatal: stops the sync
+}
+
+// evRow is one evidence unit ready to insert.
+type evRow struct {
+	id        string
+	parentID  string
+	ordinal   int
+	level     string
+	leaf      bool
+	title     string
+	heading   string // JSON array
+	startLine int
+	endLine   int
+	channel   string
+	sha       string
+	text      string
+	codeTerms string
+	tokens    int
+}
+
+// processor reads and extracts files for one worker goroutine.
+type processor struct {
+	ix  *Indexer
+	src Source
+	buf []byte
+}
+
+func newProcessor(ix *Indexer, src Source) *processor { return &processor{ix: ix, src: src} }
+
+// process reads one file and decides what it becomes. Only a failure to
+// store an asset is fatal (res.err); anything wrong with the file itself
+// is a skip.
+func (p *processor) process(ctx context.Context, f walkFile, old *fileState) (res fileResult) {
+	res = fileResult{rel: f.rel, existed: old != nil, size: f.size, mtimeNs: f.mtimeNs}
+	if ctx.Err() != nil {
+		res.err = ctx.Err()
+		return res
+	}
+	maxText := p.ix.opts.MaxFileBytes
+	if f.size > max(maxText, MaxAssetBytes) {
+		return res.skip(SkipTooLarge, fmt.Sprintf("%d bytes", f.size))
+	}
+	fh, err := openFile(f.abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			res.status = statusVanished
+			return res
+		}
+		res.status, res.detail = statusUnreadable, errDetail(err)
+		return res
+	}
+	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil {
+		if !fi.Mode().IsRegular() {
+			return res.skip(SkipSpecial, fi.Mode().Type().String())
+		}
+		res.size, res.mtimeNs = fi.Size(), fi.ModTime().UnixNano()
+	}
+	limit := max(maxText, MaxAssetBytes)
+	if cap(p.buf) < int(min(res.size, limit))+1 {
+		p.buf = make([]byte, 0, int(min(res.size, limit))+1)
+	}
+	// Read the head first: a binary file is judged without reading it whole.
+	buf := p.buf[:0]
+	n, err := io.ReadFull(fh, buf[:min(headBytes, cap(buf))])
+	buf = buf[:n]
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		res.status, res.detail = statusUnreadable, errDetail(err)
+		return res
+	}
+	res.bytesRead = int64(n)
+	mime := imageMIME(f.rel, buf)
+	if mime == "" {
+		limit = maxText
+		if res.size > maxText {
+			return res.skip(SkipTooLarge, fmt.Sprintf("%d bytes", res.size))
+		}
+		if bytes.IndexByte(buf, 0) >= 0 {
+			return res.skip(SkipBinary, "")
+		}
+	}
+	// The rest, bounded: the file may have grown since the stat.
+	for {
+		if int64(len(buf)) > limit {
+			return res.skip(SkipTooLarge, fmt.Sprintf("more than %d bytes", limit))
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := fh.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		res.bytesRead += int64(n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			res.status, res.detail = statusUnreadable, errDetail(err)
+			return res
+		}
+		if err := ctx.Err(); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	p.buf = buf[:0]
+	if cap(p.buf) > 1<<20 {
+		p.buf = nil // keep big buffers no longer than one file
+	}
+	res.size = int64(len(buf))
+	sum := sha256.Sum256(buf)
+	res.sha = hex.EncodeToString(sum[:])
+	if old != nil && old.sha == res.sha && (old.status == statusIndexed || old.status == statusAsset) {
+		res.status = statusTouched
+		return res
+	}
+	if mime != "" {
+		return p.image(res, buf, mime)
+	}
+	return p.text(res, buf)
+}
+
+func (r fileResult) skip(reason, detail string) fileResult {
+	r.status, r.reason, r.detail = statusSkipped, reason, detail
+	return r
+}
+
+// image stores an image as an asset and describes it with one evidence
+// unit (kind image, channel image, no text) so that its name and path are
+// searchable.
+func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
+	p.ix.extractCalls.Add(1)
+	if err := p.ix.assets.put(res.sha, data); err != nil {
+		res.err = err
+		return res
+	}
+	name := path.Base(res.rel)
+	res.status, res.assetID, res.mime = statusAsset, res.sha, mime
+	res.kind, res.title = KindImage, name
+	res.extractor, res.version = imageExtractorName, imageExtractorVersion
+	res.channels = []string{ChannelImage}
+	facets, _ := json.Marshal(map[string]string{"mime": mime, "asset_id": res.sha})
+	res.facets = string(facets)
+	ids := newIDMaker(p.src.ID, res.rel)
+	u := Unit{Level: LevelDocument, Parent: -1, Title: name, Channel: ChannelImage}
+	res.units = []evRow{ids.row(u, 0, "", true, "", CodeTerms(name+"\n"+res.rel))}
+	return res
+}
+
+// text decodes and extracts a text file. The raw bytes are hashed as they
+// are on disk; the text handed to the extractor has its UTF-8 BOM removed
+// and CRLF line ends turned into LF (line numbers do not change).
+func (p *processor) text(res fileResult, data []byte) fileResult {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(data) {
+		return res.skip(SkipUndecodable, "not valid UTF-8")
+	}
+	head := data[:min(len(data), headBytes)]
+	lang := DetectLanguage(res.rel, head)
+	ex := ExtractorFor(res.rel, lang)
+	if ex == nil {
+		return res.skip(SkipUnsupported, "")
+	}
+	var text string
+	if bytes.Contains(data, []byte("\r\n")) {
+		text = string(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+	} else {
+		text = string(data)
+	}
+	p.ix.extractCalls.Add(1)
+	out, err := safeExtract(ex, res.rel, text)
+	if err != nil {
+		return res.skip(SkipExtractError, truncate(err.Error(), 200))
+	}
+	res.status = statusIndexed
+	res.extractor, res.version = ex.Name(), ex.Version()
+	res.kind, res.language, res.title = out.Kind, out.Language, out.Title
+	if res.kind == "" {
+		res.kind = "text"
+	}
+	if res.language == "" {
+		res.language = lang
+	}
+	if len(out.Facets) > 0 {
+		b, _ := json.Marshal(out.Facets)
+		res.facets = string(b)
+	}
+	units := out.Units
+	if len(units) == 0 {
+		units = []Unit{{Level: LevelDocument, Parent: -1, Title: res.title, StartLine: 1,
+			EndLine: max(1, strings.Count(text, "\n")), Channel: ChannelText, Text: text}}
+	}
+	res.units = buildRows(p.src.ID, res.rel, units)
+	res.channels = channelsOf(res.units)
+	return res
+}
+
+// safeExtract runs an extractor, turning a panic into an error.
+func safeExtract(ex Extractor, rel, text string) (out Extracted, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("extractor %s panicked: %v", ex.Name(), r)
+		}
+	}()
+	return ex.Extract(rel, text)
+}
+
+// buildRows turns units into rows: parents fixed up when an extractor got
+// them wrong (a parent must come before its child), leaves marked, IDs and
+// code terms computed.
+func buildRows(sourceID, rel string, units []Unit) []evRow {
+	parents := make([]int, len(units))
+	hasChild := make([]bool, len(units))
+	for i, u := range units {
+		pi := u.Parent
+		if i == 0 {
+			pi = -1
+		} else if pi < 0 || pi >= i {
+			pi = 0
+		}
+		parents[i] = pi
+		if pi >= 0 {
+			hasChild[pi] = true
+		}
+	}
+	ids := newIDMaker(sourceID, rel)
+	rows := make([]evRow, len(units))
+	for i, u := range units {
+		if i == 0 {
+			u.Level = LevelDocument
+		} else if u.Level != LevelSection && u.Level != LevelChunk {
+			u.Level = LevelChunk
+		}
+		if u.Channel == "" {
+			u.Channel = ChannelText
+		}
+		parentID := ""
+		if parents[i] >= 0 {
+			parentID = rows[parents[i]].id
+		}
+		leaf := !hasChild[i]
+		terms := ""
+		if leaf {
+			terms = CodeTerms(u.Title + "\n" + u.Text + "\n" + rel)
+		}
+		rows[i] = ids.row(u, i, parentID, leaf, encodeHeading(u.HeadingPath), terms)
+	}
+	return rows
+}
+
+func channelsOf(rows []evRow) []string {
+	var out []string
+	for _, r := range rows {
+		if !slices.Contains(out, r.channel) {
+			out = append(out, r.channel)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// encodeHeading renders a heading path as a JSON array without HTML
+// escaping, so that the FTS column indexes the headings' own characters.
+func encodeHeading(hp []string) string {
+	if len(hp) == 0 {
+		return "[]"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(hp)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// idMaker derives stable evidence IDs: a hash of the source, the file's
+// path, the unit's level, heading path, title and text hash, and how many
+// earlier units of the file share all of those. The same content at the
+// same path gets the same IDs in every sync, and an edit elsewhere in the
+// file leaves a unit's ID alone.
+type idMaker struct {
+	prefix string
+	seen   map[[32]byte]int
+}
+
+func newIDMaker(sourceID, rel string) *idMaker {
+	return &idMaker{prefix: sourceID + "\x00" + rel + "\x00"}
+}
+
+func (m *idMaker) row(u Unit, ordinal int, parentID string, leaf bool, heading, terms string) evRow {
+	textSum := sha256.Sum256([]byte(u.Text))
+	h := sha256.New()
+	io.WriteString(h, m.prefix)
+	io.WriteString(h, u.Level)
+	h.Write([]byte{0})
+	io.WriteString(h, heading)
+	h.Write([]byte{0})
+	io.WriteString(h, u.Title)
+	h.Write([]byte{0})
+	h.Write(textSum[:])
+	var key [32]byte
+	h.Sum(key[:0])
+	if m.seen == nil {
+		m.seen = map[[32]byte]int{}
+	}
+	occ := m.seen[key]
+	m.seen[key] = occ + 1
+	if occ > 0 {
+		h.Write([]byte{0, byte(occ >> 24), byte(occ >> 16), byte(occ >> 8), byte(occ)})
+		h.Sum(key[:0])
+	}
+	return evRow{
+		id:        "ev_" + hex.EncodeToString(key[:12]),
+		parentID:  parentID,
+		ordinal:   ordinal,
+		level:     u.Level,
+		leaf:      leaf,
+		title:     u.Title,
+		heading:   heading,
+		startLine: u.StartLine,
+		endLine:   u.EndLine,
+		channel:   u.Channel,
+		sha:       hex.EncodeToString(textSum[:]),
+		text:      u.Text,
+		codeTerms: terms,
+		tokens:    EstimateTokens(u.Text),
+	}
+}

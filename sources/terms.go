@@ -1,0 +1,294 @@
+package sources
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Identifier splitting.
+//
+// A compound is a run of word characters (letters, digits, '_', combining
+// marks) in which single '.', '-' and "::" may join word characters:
+// "os.ReadFile", "parse-http-request", "std::vector", "x86_64". A compound
+// splits into parts at '_', '.', '-', "::", and at case changes:
+//
+//	parseHTTPRequest, ParseHTTPRequest, parse_http_request,
+//	parse-http-request                          -> parse http request
+//	HTTPServer                                  -> http server
+//	os.ReadFile                                 -> os read file
+//	URLs, getIDs                                -> urls; get ids
+//	utf8Decode, HTTP2Server, int32Value         -> utf8 decode; http2 server; int32 value
+//
+// Digits never start a part: they stay with the letters before them
+// ("utf8", "x86", "int32"), and an upper-case letter after a digit starts a
+// new part. An upper-case run followed by lower case gives its last letter
+// to the next part (HTTPServer), except a lone plural "s" (URLs). Parts are
+// lower-cased.
+
+// charClass is the class of one rune inside a compound.
+type charClass uint8
+
+const (
+	classNone  charClass = iota // not a word character
+	classLower                  // lower-case letter
+	classUpper                  // upper-case (or title-case) letter
+	classDigit                  // decimal digit
+	classOther                  // letter without case (CJK, ...), combining mark, '_' handled apart
+)
+
+// asciiClass holds classOf for ASCII; asciiWord whether a byte belongs in
+// a compound ('_' included).
+var asciiClass, asciiWord = func() (cls [utf8.RuneSelf]charClass, word [utf8.RuneSelf]bool) {
+	for c := 0; c < utf8.RuneSelf; c++ {
+		switch {
+		case c >= 'a' && c <= 'z':
+			cls[c] = classLower
+		case c >= 'A' && c <= 'Z':
+			cls[c] = classUpper
+		case c >= '0' && c <= '9':
+			cls[c] = classDigit
+		}
+		word[c] = cls[c] != classNone || c == '_'
+	}
+	return cls, word
+}()
+
+func classOf(r rune) charClass {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]
+	}
+	switch {
+	case unicode.IsUpper(r) || unicode.IsTitle(r):
+		return classUpper
+	case unicode.IsLower(r):
+		return classLower
+	case unicode.IsDigit(r):
+		return classDigit
+	case unicode.IsLetter(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r):
+		return classOther
+	}
+	return classNone
+}
+
+// runeAt decodes the rune at s[i] with an ASCII fast path.
+func runeAt(s string, i int) (rune, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+// isWordRune reports whether r belongs inside a compound ('_' included).
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiWord[r]
+	}
+	return classOf(r) != classNone
+}
+
+// nextCompound finds the next compound in s at or after i and returns its
+// bounds; a == len(s) when there is none.
+func nextCompound(s string, i int) (a, b int) {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiWord[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isWordRune(r) {
+			break
+		}
+		i += size
+	}
+	a = i
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf && asciiWord[c] {
+			i++
+			continue
+		}
+		r, size := runeAt(s, i)
+		if isWordRune(r) {
+			i += size
+			continue
+		}
+		// A connector joins only when a word character follows it.
+		next := i + size
+		if r == ':' && next < len(s) && s[next] == ':' {
+			next++
+		} else if r != '.' && r != '-' {
+			break
+		}
+		if next >= len(s) {
+			break
+		}
+		if r2, _ := runeAt(s, next); !isWordRune(r2) {
+			break
+		}
+		i = next
+	}
+	return a, i
+}
+
+// appendParts appends the byte bounds of each part of the compound s[a:b]
+// to dst.
+func appendParts(dst [][2]int, s string, a, b int) [][2]int {
+	start, prev, prevPos := -1, classNone, 0
+	for i := a; i < b; {
+		r, size := runeAt(s, i)
+		cls := classNone
+		if r != '_' && r != '.' && r != '-' && r != ':' {
+			cls = classOf(r)
+		}
+		if cls == classNone {
+			if start >= 0 {
+				dst = append(dst, [2]int{start, i})
+				start = -1
+			}
+			prev = classNone
+			i += size
+			continue
+		}
+		switch {
+		case start < 0:
+			start = i
+		case cls == classUpper && (prev == classLower || prev == classDigit || prev == classOther):
+			dst = append(dst, [2]int{start, i})
+			start = i
+		case cls == classLower && prev == classUpper && prevPos > start && !pluralS(s, r, i+size, b):
+			dst = append(dst, [2]int{start, prevPos})
+			start = prevPos
+		}
+		prev, prevPos = cls, i
+		i += size
+	}
+	if start >= 0 {
+		dst = append(dst, [2]int{start, b})
+	}
+	return dst
+}
+
+// pluralS reports whether the lower-case rune r, ending at j, is a lone "s"
+// closing an acronym (URLs, IDs).
+func pluralS(s string, r rune, j, b int) bool {
+	if r != 's' {
+		return false
+	}
+	if j >= b {
+		return true
+	}
+	r2, _ := runeAt(s, j)
+	return classOf(r2) != classLower
+}
+
+// plainWord reports whether w is an ASCII word that cannot split: lower
+// case and digits, perhaps capitalised ("return", "Server", "utf8").
+func plainWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i == 0 && c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// allDigits reports whether s has no letters: only digits and connectors.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '.' && c != '-' && c != ':' && c != '_' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendLower appends s lower-cased to dst.
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(dst, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// SplitIdentifier returns the lower-cased parts of every identifier in s,
+// in order, as CodeTerms splits them: "parseHTTPRequest" gives
+// ["parse", "http", "request"], "os.ReadFile" gives ["os", "read", "file"],
+// and a question "where is utf8Decode" gives ["where", "is", "utf8",
+// "decode"]. Words that do not split come back whole and lower-cased.
+func SplitIdentifier(s string) []string {
+	var parts []string
+	var buf []byte
+	var bounds [][2]int
+	for i := 0; i < len(s); {
+		a, b := nextCompound(s, i)
+		if a >= len(s) {
+			break
+		}
+		bounds = appendParts(bounds[:0], s, a, b)
+		for _, p := range bounds {
+			buf = appendLower(buf[:0], s[p[0]:p[1]])
+			parts = append(parts, string(buf))
+		}
+		i = b
+	}
+	return parts
+}
+
+// CodeTerms returns extra terms for a full-text column that let a search
+// for the words of an identifier find it: for every distinct compound in
+// text that splits into two or more parts (see SplitIdentifier), its
+// lower-cased parts, space-separated, in order of first appearance. Plain
+// words yield nothing (the body column's tokenizer already has them), and
+// neither do compounds made only of digits ("1.2.3"). The whole identifier
+// is left to the body column.
+//
+// It runs on every indexed byte: one pass, no regular expressions, one
+// allocation for the result plus a set of the compounds already seen.
+func CodeTerms(text string) string {
+	out := make([]byte, 0, len(text)/8)
+	var seen map[string]struct{}
+	var bounds [][2]int
+	for i := 0; i < len(text); {
+		a, b := nextCompound(text, i)
+		if a >= len(text) {
+			break
+		}
+		i = b
+		if plainWord(text[a:b]) {
+			continue
+		}
+		bounds = appendParts(bounds[:0], text, a, b)
+		if len(bounds) < 2 || allDigits(text[a:b]) {
+			continue
+		}
+		word := text[a:b]
+		if _, ok := seen[word]; ok {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]struct{})
+		}
+		seen[word] = struct{}{}
+		for _, p := range bounds {
+			if len(out) > 0 {
+				out = append(out, ' ')
+			}
+			out = appendLower(out, text[p[0]:p[1]])
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,131 @@
+package sources
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSplitIdentifier(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"parseHTTPRequest", []string{"parse", "http", "request"}},
+		{"ParseHTTPRequest", []string{"parse", "http", "request"}},
+		{"parse_http_request", []string{"parse", "http", "request"}},
+		{"parse-http-request", []string{"parse", "http", "request"}},
+		{"PARSE_HTTP_REQUEST", []string{"parse", "http", "request"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"os.ReadFile", []string{"os", "read", "file"}},
+		{"std::vector", []string{"std", "vector"}},
+		{"utf8Decode", []string{"utf8", "decode"}},
+		{"HTTP2Server", []string{"http2", "server"}},
+		{"int32Value", []string{"int32", "value"}},
+		{"x86_64", []string{"x86", "64"}},
+		{"Vector3D", []string{"vector3", "d"}},
+		{"sha256sum", []string{"sha256sum"}},
+		{"URLs", []string{"urls"}},
+		{"getIDs", []string{"get", "ids"}},
+		{"IDsToURLs", []string{"ids", "to", "urls"}},
+		{"JSONString", []string{"json", "string"}},
+		{"IOError", []string{"io", "error"}},
+		{"a", []string{"a"}},
+		{"_private", []string{"private"}},
+		{"__init__", []string{"init"}},
+		{"where is parseHTTPRequest?", []string{"where", "is", "parse", "http", "request"}},
+		{"end of sentence. Next", []string{"end", "of", "sentence", "next"}},
+		{"--verbose", []string{"verbose"}},
+		{"a--b", []string{"a", "b"}},
+		{"naïveBayes", []string{"naïve", "bayes"}},
+		{"ÉcoleNormale", []string{"école", "normale"}},
+		{"1.2.3", []string{"1", "2", "3"}},
+		{"", nil},
+		{"  ...  ", nil},
+	}
+	for _, tt := range tests {
+		if got := SplitIdentifier(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitIdentifier(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCodeTerms(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"parseHTTPRequest", "parse http request"},
+		{"ParseHTTPRequest parse_http_request parse-http-request", "parse http request parse http request parse http request"},
+		{"data, err := os.ReadFile(name)", "os read file"},
+		{"plain words only", ""},
+		{"version 1.2.3 and 10-20", ""},
+		{"f(x.y, x.y, x.y)", "x y"},
+		{"utf8Decode(HTTPServer)", "utf8 decode http server"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := CodeTerms(tt.in); got != tt.want {
+			t.Errorf("CodeTerms(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// benchSource returns a few MB of Go source: the standard library's
+// net/http package when it is there, else the golden inputs repeated.
+func benchSource(b *testing.B) string {
+	b.Helper()
+	var sb strings.Builder
+	dir := filepath.Join(build.Default.GOROOT, "src", "net", "http")
+	names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, n := range names {
+		if data, err := os.ReadFile(n); err == nil {
+			sb.Write(data)
+		}
+		if sb.Len() > 4<<20 {
+			break
+		}
+	}
+	if sb.Len() < 1<<20 {
+		names, _ = filepath.Glob(filepath.Join("testdata", "extract", "*"))
+		for sb.Len() < 4<<20 {
+			for _, n := range names {
+				data, _ := os.ReadFile(n)
+				sb.Write(data)
+			}
+		}
+	}
+	return sb.String()
+}
+
+func BenchmarkCodeTerms(b *testing.B) {
+	src := benchSource(b)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		CodeTerms(src)
+	}
+}
+
+func BenchmarkExtractGo(b *testing.B) {
+	src := benchSource(b)
+	x := newCodeExtractor(LangGo)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.Extract("bench.go", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEstimateTokens(b *testing.B) {
+	src := benchSource(b)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		EstimateTokens(src)
+	}
+}

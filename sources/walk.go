@@ -1,0 +1,270 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// Skip reasons recorded in coverage (docs/ingest.md explains each).
+const (
+	SkipIgnored       = "ignored"        // matched .gitignore or .git/info/exclude (directories are pruned)
+	SkipExcluded      = "excluded"       // matched an exclude glob (directories are pruned)
+	SkipNotIncluded   = "not_included"   // a file matching none of the include globs
+	SkipWorkspace     = "workspace"      // the tychora workspace directory, never ingested
+	SkipSymlinkEscape = "symlink_escape" // a symlink whose target lies outside the ingest roots
+	SkipSymlinkCycle  = "symlink_cycle"  // a symlinked directory already walked, or inside the source itself
+	SkipSymlinkBroken = "symlink_broken" // a symlink whose target does not exist
+	SkipSpecial       = "special"        // not a regular file or directory (socket, fifo, device)
+	SkipUnreadable    = "unreadable"     // permission or I/O error
+	SkipBinary        = "binary"         // binary content that is not a supported image
+	SkipTooLarge      = "too_large"      // over max_file_bytes (images: over 16 MiB)
+	SkipUndecodable   = "undecodable"    // not valid UTF-8 text
+	SkipUnsupported   = "unsupported"    // no extractor for the file
+	SkipExtractError  = "extract_error"  // the extractor failed on the file
+)
+
+// SkipReasons lists every skip reason in a stable order.
+func SkipReasons() []string {
+	return []string{SkipIgnored, SkipExcluded, SkipNotIncluded, SkipWorkspace,
+		SkipSymlinkEscape, SkipSymlinkCycle, SkipSymlinkBroken, SkipSpecial,
+		SkipUnreadable, SkipBinary, SkipTooLarge, SkipUndecodable,
+		SkipUnsupported, SkipExtractError}
+}
+
+// Skip is one path left out of a revision and why. Path is relative to the
+// source root, slash-separated, with a trailing '/' for a directory. Detail
+// never names a location outside the ingest roots.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// walkFile is a regular file found by the walk.
+type walkFile struct {
+	rel     string // slash-separated, relative to the source root
+	abs     string // where to open it
+	size    int64
+	mtimeNs int64
+}
+
+// walkResult is what a walk found: files in path order, and skips.
+type walkResult struct {
+	files []walkFile
+	skips []Skip
+}
+
+type walker struct {
+	ctx      context.Context
+	policy   *Policy
+	root     string // real path of the source root
+	include  globSet
+	exclude  globSet
+	prefix   []string // root's elements below the ignore base
+	visited  map[string]bool
+	res      walkResult
+	progress func(seen int)
+}
+
+// walkSource lists the files of a source. A file source is its one file.
+// For folders and repositories the walk honours .gitignore at every level
+// (and ignore files above the root up to the repository that holds it, see
+// ignoreBase), .git/info/exclude, the include and exclude globs, never
+// enters .git or the workspace, and follows a symlink only to a target
+// inside the ingest roots, once. An unreadable root is an error; anything
+// below it is a skip.
+func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) (walkResult, error) {
+	root := src.Path
+	if src.Kind == KindFile {
+		fi, err := os.Stat(root)
+		if err != nil {
+			return walkResult{}, fmt.Errorf("stat source: %w", err)
+		}
+		return walkResult{files: []walkFile{{
+			rel: filepath.Base(root), abs: root, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano(),
+		}}}, nil
+	}
+	_, prefix, ps, err := ignoreBase(root, p.rootOf(root))
+	if err != nil {
+		return walkResult{}, fmt.Errorf("read ignore files: %w", err)
+	}
+	w := &walker{
+		ctx:      ctx,
+		policy:   p,
+		root:     root,
+		include:  globSet(src.Include),
+		exclude:  globSet(src.Exclude),
+		prefix:   prefix,
+		visited:  map[string]bool{},
+		progress: progress,
+	}
+	if err := w.dir(root, root, "", prefix, ps); err != nil {
+		return walkResult{}, err
+	}
+	return w.res, nil
+}
+
+func (w *walker) skip(rel, reason, detail string) {
+	w.res.skips = append(w.res.skips, Skip{Path: rel, Reason: reason, Detail: detail})
+}
+
+// dir walks one directory: abs is where it is reached, real its resolved
+// location, rel its path from the source root ("" for the root), elems its
+// path elements from the ignore base, ps the ignore patterns in force.
+func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Pattern) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	w.visited[real] = true
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		if rel == "" {
+			return fmt.Errorf("read source root: %w", err)
+		}
+		w.skip(rel+"/", SkipUnreadable, errDetail(err))
+		return nil
+	}
+	own, err := readIgnoreFile(filepath.Join(abs, ".gitignore"), elems)
+	if err != nil {
+		w.skip(path.Join(rel, ".gitignore"), SkipUnreadable, errDetail(err))
+	}
+	if len(own) > 0 {
+		ps = append(ps[:len(ps):len(ps)], own...)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		childAbs := filepath.Join(abs, name)
+		childRel := name
+		if rel != "" {
+			childRel = rel + "/" + name
+		}
+		childElems := append(elems[:len(elems):len(elems)], name)
+		typ := e.Type()
+		isDir := typ.IsDir()
+		shown := childRel
+		if isDir {
+			shown += "/"
+		}
+		if len(ps) > 0 && ignored(ps, childElems, isDir) {
+			w.skip(shown, SkipIgnored, "")
+			continue
+		}
+		if w.exclude.match(childRel) {
+			w.skip(shown, SkipExcluded, "")
+			continue
+		}
+		switch {
+		case isDir:
+			childReal := filepath.Join(real, name)
+			if w.policy.InWorkspace(childReal) {
+				w.skip(shown, SkipWorkspace, "")
+				continue
+			}
+			if err := w.dir(childAbs, childReal, childRel, childElems, ps); err != nil {
+				return err
+			}
+		case typ&fs.ModeSymlink != 0:
+			if err := w.symlink(childAbs, childRel, childElems, ps); err != nil {
+				return err
+			}
+		case typ.IsRegular():
+			if len(w.include) > 0 && !w.include.match(childRel) {
+				w.skip(childRel, SkipNotIncluded, "")
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) { // vanished: simply absent
+					w.skip(childRel, SkipUnreadable, errDetail(err))
+				}
+				continue
+			}
+			w.file(childRel, childAbs, fi)
+		default:
+			w.skip(childRel, SkipSpecial, typ.Type().String())
+		}
+	}
+	return nil
+}
+
+func (w *walker) file(rel, abs string, fi fs.FileInfo) {
+	w.res.files = append(w.res.files, walkFile{rel: rel, abs: abs, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()})
+	if w.progress != nil && len(w.res.files)%256 == 0 {
+		w.progress(len(w.res.files))
+	}
+}
+
+// symlink handles a symlink met inside the tree: it is followed only when
+// its target lies inside the ingest roots and outside the workspace; a
+// directory target is walked once, and never when it lies inside the
+// source itself (its files are indexed under their own path).
+func (w *walker) symlink(abs, rel string, elems []string, ps []gitignore.Pattern) error {
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.skip(rel, SkipSymlinkBroken, "")
+		} else {
+			w.skip(rel, SkipSymlinkBroken, "the target cannot be resolved")
+		}
+		return nil
+	}
+	if !w.policy.Contains(target) {
+		w.skip(rel, SkipSymlinkEscape, "the target lies outside the ingest roots")
+		return nil
+	}
+	if w.policy.InWorkspace(target) {
+		w.skip(rel, SkipWorkspace, "the target lies in the workspace")
+		return nil
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.skip(rel, SkipSymlinkBroken, "")
+		} else {
+			w.skip(rel, SkipUnreadable, errDetail(err))
+		}
+		return nil
+	}
+	switch {
+	case fi.IsDir():
+		if w.visited[target] || within(target, w.root) || within(w.root, target) {
+			w.skip(rel+"/", SkipSymlinkCycle, "")
+			return nil
+		}
+		return w.dir(target, target, rel, elems, ps)
+	case fi.Mode().IsRegular():
+		if len(w.include) > 0 && !w.include.match(rel) {
+			w.skip(rel, SkipNotIncluded, "")
+			return nil
+		}
+		w.file(rel, target, fi)
+	default:
+		w.skip(rel, SkipSpecial, fi.Mode().Type().String())
+	}
+	return nil
+}
+
+// errDetail describes a file-system error without its path.
+func errDetail(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	}
+	return err.Error()
+}

@@ -1,0 +1,655 @@
+package sources
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// applyCacheKiB is the page cache of the writer connection during an
+// apply transaction.
+const applyCacheKiB = 64 << 10
+
+// applyPlan is everything a sync will write, gathered before the write
+// transaction begins.
+type applyPlan struct {
+	src         Source
+	base        *string // current revision when the sync started
+	newRevision bool
+	revisionID  string
+	commit, ref string
+	changed     int      // files whose evidence or skip verdict changed
+	deleted     []string // paths leaving the index
+	replaced    []string // changed paths that were indexed before
+	touched     []touch
+	assets      []assetRow
+	extractions map[string]*extractionRow // by extractor name + "@" + version
+	skips       []Skip
+	spool       *spool
+}
+
+type touch struct {
+	rel     string
+	size    int64
+	mtimeNs int64
+}
+
+type assetRow struct {
+	id   string
+	mime string
+	size int64
+}
+
+type extractionRow struct {
+	id        string
+	extractor string
+	version   string
+	channels  []string
+	files     int
+	units     int
+}
+
+// noteExtraction counts a file's result into its extraction and gives the
+// result that extraction's id.
+func (p *applyPlan) noteExtraction(r *fileResult) {
+	key := r.extractor + "@" + r.version
+	e := p.extractions[key]
+	if e == nil {
+		e = &extractionRow{id: newID("ext_"), extractor: r.extractor, version: r.version}
+		p.extractions[key] = e
+	}
+	e.files++
+	e.units += len(r.units)
+	for _, c := range r.channels {
+		if !slices.Contains(e.channels, c) {
+			e.channels = append(e.channels, c)
+		}
+	}
+}
+
+func (p *applyPlan) extractionID(r *fileResult) string {
+	if e := p.extractions[r.extractor+"@"+r.version]; e != nil {
+		return e.id
+	}
+	return ""
+}
+
+// coverageDigest identifies a sorted skip list, so that a sync can tell
+// whether coverage changed.
+func coverageDigest(skips []Skip) string {
+	h := sha256.New()
+	for _, s := range skips {
+		io.WriteString(h, s.Path)
+		h.Write([]byte{0})
+		io.WriteString(h, s.Reason)
+		h.Write([]byte{0})
+		io.WriteString(h, s.Detail)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// spool holds extracted results between the workers and the apply
+// transaction, in order, so that memory stays bounded however large the
+// source: past a threshold the encoded records move to a temporary file,
+// unlinked at once, read back sequentially during the apply.
+type spool struct {
+	dir       string
+	threshold int
+	mem       bytes.Buffer
+	file      *os.File
+	w         *bufio.Writer
+	records   int
+	scratch   []byte
+}
+
+func newSpool(dir string, threshold int) *spool {
+	return &spool{dir: dir, threshold: threshold}
+}
+
+func (s *spool) close() {
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
+	}
+	s.mem = bytes.Buffer{}
+}
+
+func (s *spool) write(r *fileResult) error {
+	b := encodeResult(s.scratch[:0], r)
+	s.scratch = b[:0]
+	if cap(s.scratch) > 4<<20 {
+		s.scratch = nil
+	}
+	s.records++
+	if s.file == nil && s.mem.Len()+len(b) <= s.threshold {
+		s.mem.Write(b)
+		return nil
+	}
+	if s.file == nil {
+		f, err := os.CreateTemp(s.dir, "tychora-spool-*")
+		if err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		os.Remove(f.Name()) // unlinked: gone with the process, whatever happens
+		s.file = f
+		s.w = bufio.NewWriterSize(f, 1<<20)
+		if _, err := s.w.Write(s.mem.Bytes()); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		s.mem = bytes.Buffer{}
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return nil
+}
+
+// each decodes the records in order and calls fn with each.
+func (s *spool) each(fn func(*fileResult) error) error {
+	var rd *bufio.Reader
+	if s.file != nil {
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		rd = bufio.NewReaderSize(s.file, 1<<20)
+	} else {
+		rd = bufio.NewReader(bytes.NewReader(s.mem.Bytes()))
+	}
+	for i := 0; i < s.records; i++ {
+		r, err := decodeResult(rd)
+		if err != nil {
+			return fmt.Errorf("spool: record %d: %w", i, err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Record encoding: strings and integers as (u)varints, in a fixed order.
+
+func putStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func putInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+
+func encodeResult(b []byte, r *fileResult) []byte {
+	for _, s := range []string{r.rel, r.sha, r.status, r.reason, r.detail, r.kind, r.language, r.title,
+		r.facets, r.extractor, r.version, r.assetID, r.mime} {
+		b = putStr(b, s)
+	}
+	existed := int64(0)
+	if r.existed {
+		existed = 1
+	}
+	b = putInt(b, existed)
+	b = putInt(b, r.size)
+	b = putInt(b, r.mtimeNs)
+	b = putInt(b, int64(len(r.units)))
+	for i := range r.units {
+		u := &r.units[i]
+		for _, s := range []string{u.id, u.parentID, u.level, u.title, u.heading, u.channel, u.sha, u.text, u.codeTerms} {
+			b = putStr(b, s)
+		}
+		leaf := int64(0)
+		if u.leaf {
+			leaf = 1
+		}
+		b = putInt(b, leaf)
+		b = putInt(b, int64(u.ordinal))
+		b = putInt(b, int64(u.startLine))
+		b = putInt(b, int64(u.endLine))
+		b = putInt(b, int64(u.tokens))
+	}
+	return b
+}
+
+type decoder struct {
+	rd  *bufio.Reader
+	err error
+}
+
+func (d *decoder) str() string {
+	if d.err != nil {
+		return ""
+	}
+	n, err := binary.ReadUvarint(d.rd)
+	if err != nil {
+		d.err = err
+		return ""
+	}
+	if n > 1<<31 {
+		d.err = errors.New("string too long")
+		return ""
+	}
+	if n == 0 {
+		return ""
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(d.rd, b); err != nil {
+		d.err = err
+		return ""
+	}
+	return string(b)
+}
+
+func (d *decoder) int() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.rd)
+	if err != nil {
+		d.err = err
+	}
+	return v
+}
+
+func decodeResult(rd *bufio.Reader) (fileResult, error) {
+	d := &decoder{rd: rd}
+	var r fileResult
+	for _, p := range []*string{&r.rel, &r.sha, &r.status, &r.reason, &r.detail, &r.kind, &r.language, &r.title,
+		&r.facets, &r.extractor, &r.version, &r.assetID, &r.mime} {
+		*p = d.str()
+	}
+	r.existed = d.int() == 1
+	r.size = d.int()
+	r.mtimeNs = d.int()
+	n := d.int()
+	if d.err == nil && (n < 0 || n > 1<<24) {
+		return r, errors.New("bad unit count")
+	}
+	if n > 0 {
+		r.units = make([]evRow, n)
+	}
+	for i := range r.units {
+		u := &r.units[i]
+		for _, p := range []*string{&u.id, &u.parentID, &u.level, &u.title, &u.heading, &u.channel, &u.sha, &u.text, &u.codeTerms} {
+			*p = d.str()
+		}
+		u.leaf = d.int() == 1
+		u.ordinal = int(d.int())
+		u.startLine = int(d.int())
+		u.endLine = int(d.int())
+		u.tokens = int(d.int())
+	}
+	return r, d.err
+}
+
+// The statements of the apply transaction.
+const (
+	sqlInsertEvidence = `INSERT INTO evidence(evidence_id, source_id, revision_id, extraction_id, collection_id, path,
+		ordinal, level, parent_id, leaf, kind, language, title, heading_path, start_line, end_line, channel, sha256,
+		text, code_terms, tokens) VALUES `
+	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	evidenceColumns = 21
+	sqlUpsertFile   = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
+		skip_detail, kind, language, title, facets, extraction_id, asset_id, units)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
+		sha256 = excluded.sha256, revision_id = excluded.revision_id, status = excluded.status,
+		skip_reason = excluded.skip_reason, skip_detail = excluded.skip_detail, kind = excluded.kind,
+		language = excluded.language, title = excluded.title, facets = excluded.facets,
+		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units`
+	sqlTouchFile       = `UPDATE files SET size = ?, mtime_ns = ? WHERE source_id = ? AND path = ?`
+	sqlInsertSelection = `INSERT INTO source_selections(id, source_id, revision_id, path, selector, asset_id,
+		evidence_id, start_line, end_line, mime, sha256, created_at) VALUES (?, ?, ?, ?, 'asset', ?, ?, NULL, NULL, ?, ?, ?)`
+	sqlInsertSkip = `INSERT OR REPLACE INTO skips(source_id, path, reason, detail, revision_id) VALUES (?, ?, ?, ?, ?)`
+
+	// The paths whose index entries go, staged in a temporary table so
+	// that each table is cleared by one statement.
+	sqlStageCreate  = `CREATE TEMP TABLE IF NOT EXISTS apply_paths (path TEXT PRIMARY KEY, gone INTEGER NOT NULL) WITHOUT ROWID`
+	sqlStageClear   = `DELETE FROM temp.apply_paths`
+	sqlStageInsert  = `INSERT OR REPLACE INTO temp.apply_paths(path, gone) VALUES (?, ?)`
+	sqlDropEvidence = `DELETE FROM evidence WHERE source_id = ?1 AND path IN (SELECT path FROM temp.apply_paths)`
+	sqlDropSel      = `DELETE FROM source_selections WHERE source_id = ?1 AND path IN (SELECT path FROM temp.apply_paths)`
+	sqlDropRel      = `DELETE FROM relations WHERE source_id = ?1 AND path IN (SELECT path FROM temp.apply_paths)`
+	sqlDropFiles    = `DELETE FROM files WHERE source_id = ?1 AND path IN (SELECT path FROM temp.apply_paths WHERE gone = 1)`
+
+	// IndexLeavesSQL indexes every leaf whose seq is above ?1: the rows a
+	// writer inserted after reading MAX(seq). Whoever inserts evidence
+	// must run it (see the migration).
+	IndexLeavesSQL = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
+		SELECT seq, title, heading_path, path, text, code_terms FROM evidence_leaves WHERE seq > ?1`
+)
+
+// evidenceBatch is how many evidence rows one INSERT statement carries:
+// fewer, larger statements cost less per row.
+const evidenceBatch = 32
+
+// txStmts are the prepared statements of one apply, and the evidence rows
+// waiting for a full batch.
+type txStmts struct {
+	insEvidence, insEvidenceBatch, upsertFile, insSelection *sql.Stmt
+
+	pending []any // evidenceColumns values per row
+}
+
+func prepare(ctx context.Context, tx *sql.Tx) (*txStmts, error) {
+	s := &txStmts{pending: make([]any, 0, evidenceBatch*evidenceColumns)}
+	batch := sqlInsertEvidence + strings.TrimSuffix(strings.Repeat(evidenceValues+", ", evidenceBatch), ", ")
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.insEvidence, sqlInsertEvidence + evidenceValues}, {&s.insEvidenceBatch, batch},
+		{&s.upsertFile, sqlUpsertFile}, {&s.insSelection, sqlInsertSelection},
+	} {
+		st, err := tx.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return nil, err
+		}
+		*p.dst = st
+	}
+	return s, nil
+}
+
+// addEvidence queues one row, writing a batch when it is full.
+func (s *txStmts) addEvidence(ctx context.Context, row ...any) error {
+	s.pending = append(s.pending, row...)
+	if len(s.pending) < evidenceBatch*evidenceColumns {
+		return nil
+	}
+	_, err := s.insEvidenceBatch.ExecContext(ctx, s.pending...)
+	s.pending = s.pending[:0]
+	return err
+}
+
+// flushEvidence writes the rows of an incomplete batch.
+func (s *txStmts) flushEvidence(ctx context.Context) error {
+	for i := 0; i < len(s.pending); i += evidenceColumns {
+		if _, err := s.insEvidence.ExecContext(ctx, s.pending[i:i+evidenceColumns]...); err != nil {
+			return err
+		}
+	}
+	s.pending = s.pending[:0]
+	return nil
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// execAll runs statements that take no argument but the source id.
+func execAll(ctx context.Context, tx *sql.Tx, sourceID string, stmts ...string) error {
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q, sourceID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply writes the plan in one IMMEDIATE transaction: readers on other
+// connections see the previous revision until it commits, and all of the
+// new one after. If the source's current revision moved since the sync
+// read it, nothing is written (CONFLICT).
+//
+// The order matters for speed: first every removal (one statement per
+// table; the delete trigger takes the rows out of the FTS index), then the
+// new rows, then one statement that indexes all the new leaves, so that
+// FTS5 accumulates its pending terms instead of flushing a segment at
+// every statement savepoint.
+func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (err error) {
+	src := plan.src
+	tx, err := ix.db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	cacheSize := 0
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+		if cacheSize != 0 {
+			_, _ = ix.db.W.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, cacheSize))
+		}
+	}()
+	var current *string
+	if err := tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, src.ID).Scan(&current); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q was removed during the sync", src.ID))
+		}
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if (current == nil) != (plan.base == nil) || (current != nil && *current != *plan.base) {
+		return workspace.Wrap(workspace.CodeConflict, ErrConcurrentSync, "another sync of this source finished first; sync again")
+	}
+	ts := now()
+	if !plan.newRevision {
+		if err := applyTouched(ctx, tx, src.ID, plan.touched); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sources SET last_synced_at = ? WHERE id = ?`, ts, src.ID); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("apply revision: commit: %w", err)
+		}
+		return nil
+	}
+
+	// A larger page cache for the length of the transaction keeps a big
+	// revision's pages in memory instead of spilling them to the WAL and
+	// reading them back; it is restored afterwards.
+	var prevCache int
+	if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&prevCache); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if plan.spool != nil && plan.spool.records > 0 && prevCache > -applyCacheKiB {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -applyCacheKiB)); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+		cacheSize = prevCache
+	}
+
+	revID := plan.revisionID
+	var number int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE source_id = ?`, src.ID).Scan(&number); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	stats.RevisionID, stats.RevisionNumber = revID, number
+	statsJSON, _ := json.Marshal(stats)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO revisions(id, source_id, number, git_commit, git_ref, created_at, stats)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, revID, src.ID, number, nullStr(plan.commit), nullStr(plan.ref), ts, string(statsJSON)); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if err := ix.writeExtractions(ctx, tx, plan, ts); err != nil {
+		return err
+	}
+	for _, a := range plan.assets {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO assets(id, mime, size, created_at) VALUES (?, ?, ?, ?)`,
+			a.id, a.mime, a.size, ts); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+
+	// 1. Removals: deleted files, and the old entries of changed files.
+	if err := stagePaths(ctx, tx, plan); err != nil {
+		return fmt.Errorf("apply revision: stage removals: %w", err)
+	}
+	if err := execAll(ctx, tx, src.ID, sqlDropEvidence, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
+		return fmt.Errorf("apply revision: remove files: %w", err)
+	}
+
+	// 2. New rows.
+	var maxSeq int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&maxSeq); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	st, err := prepare(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if plan.spool != nil {
+		err := plan.spool.each(func(r *fileResult) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return ix.applyFile(ctx, st, plan, r, ts)
+		})
+		if err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+	if err := st.flushEvidence(ctx); err != nil {
+		return fmt.Errorf("apply revision: insert evidence: %w", err)
+	}
+	if err := applyTouched(ctx, tx, src.ID, plan.touched); err != nil {
+		return err
+	}
+
+	// 3. Index the new leaves in one statement.
+	if _, err := tx.ExecContext(ctx, IndexLeavesSQL, maxSeq); err != nil {
+		return fmt.Errorf("apply revision: index: %w", err)
+	}
+
+	// 4. Coverage, and the switch to the new revision.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM skips WHERE source_id = ?`, src.ID); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	ins, err := tx.PrepareContext(ctx, sqlInsertSkip)
+	if err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	for _, s := range plan.skips {
+		if _, err := ins.ExecContext(ctx, src.ID, s.Path, s.Reason, s.Detail, revID); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sources SET current_revision_id = ?, last_synced_at = ? WHERE id = ?`,
+		revID, ts, src.ID); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("apply revision: commit: %w", err)
+	}
+	return nil
+}
+
+// stagePaths fills temp.apply_paths with the paths whose entries go: the
+// deleted files (gone) and the changed files that existed before.
+func stagePaths(ctx context.Context, tx *sql.Tx, plan *applyPlan) error {
+	if _, err := tx.ExecContext(ctx, sqlStageCreate); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, sqlStageClear); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, sqlStageInsert)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, rel := range plan.deleted {
+		if _, err := ins.ExecContext(ctx, rel, 1); err != nil {
+			return err
+		}
+	}
+	for _, rel := range plan.replaced {
+		if _, err := ins.ExecContext(ctx, rel, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyTouched(ctx context.Context, tx *sql.Tx, sourceID string, touched []touch) error {
+	if len(touched) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, sqlTouchFile)
+	if err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	defer st.Close()
+	for _, t := range touched {
+		if _, err := st.ExecContext(ctx, t.size, t.mtimeNs, sourceID, t.rel); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+	return nil
+}
+
+func (ix *Indexer) writeExtractions(ctx context.Context, tx *sql.Tx, plan *applyPlan, ts string) error {
+	keys := make([]string, 0, len(plan.extractions))
+	for k := range plan.extractions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e := plan.extractions[k]
+		sort.Strings(e.channels)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO extractions(id, source_id, revision_id, extractor, version, channels, files, units, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.id, plan.src.ID, plan.revisionID, e.extractor, e.version,
+			jsonStrings(e.channels), e.files, e.units, ts); err != nil {
+			return fmt.Errorf("apply revision: extractions: %w", err)
+		}
+	}
+	return nil
+}
+
+// applyFile writes the new rows of one changed file (its old ones are
+// gone already).
+func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult, ts string) error {
+	src := plan.src
+	extID := plan.extractionID(r)
+	for i := range r.units {
+		u := &r.units[i]
+		leaf := 0
+		if u.leaf {
+			leaf = 1
+		}
+		if err := st.addEvidence(ctx, u.id, src.ID, plan.revisionID, extID, src.CollectionID, r.rel,
+			u.ordinal, u.level, nullStr(u.parentID), leaf, r.kind, r.language, u.title, u.heading,
+			u.startLine, u.endLine, u.channel, u.sha, u.text, u.codeTerms, u.tokens); err != nil {
+			return fmt.Errorf("insert evidence: %w", err)
+		}
+	}
+	if r.status == statusAsset {
+		selID := "sel_" + hex.EncodeToString(sha256Of(src.ID + "\x00" + r.rel + "\x00" + r.sha)[:12])
+		evID := ""
+		if len(r.units) > 0 {
+			evID = r.units[0].id
+		}
+		if _, err := st.insSelection.ExecContext(ctx, selID, src.ID, plan.revisionID, r.rel, r.assetID,
+			nullStr(evID), r.mime, r.sha, ts); err != nil {
+			return fmt.Errorf("insert selection: %w", err)
+		}
+	}
+	_, err := st.upsertFile.ExecContext(ctx, src.ID, r.rel, r.size, r.mtimeNs, nullStr(r.sha), plan.revisionID,
+		r.status, nullStr(r.reason), nullStr(r.detail), nullStr(r.kind), nullStr(r.language), nullStr(r.title),
+		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units))
+	if err != nil {
+		return fmt.Errorf("upsert file: %w", err)
+	}
+	return nil
+}
+
+func sha256Of(s string) []byte {
+	sum := sha256.Sum256([]byte(s))
+	return sum[:]
+}
