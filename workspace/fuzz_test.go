@@ -68,3 +68,28 @@ func FuzzSecret(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCursor: an arbitrary string never opens as a cursor unless it was
+// sealed for the same kind and scope, and never panics.
+func FuzzCursor(f *testing.F) {
+	c := NewCursorsWithKey([]byte("0123456789abcdef0123456789abcdef"))
+	good, _ := c.Seal("jobs", "read:*", map[string]int{"after": 7})
+	f.Add(good, "jobs", "read:*")
+	f.Add(good, "jobs", "read:a")
+	f.Add("", "jobs", "")
+	f.Add("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "x", "y")
+	f.Fuzz(func(t *testing.T, cur, kind, scope string) {
+		var v map[string]int
+		err := c.Open(kind, scope, cur, &v)
+		if err != nil {
+			if ErrorCode(err) != CodeInvalidArgument {
+				t.Fatalf("code %s", ErrorCode(err))
+			}
+			return
+		}
+		// Only the sealed cursor under its own kind and scope opens.
+		if cur != good || kind != "jobs" || scope != "read:*" || v["after"] != 7 {
+			t.Fatalf("opened %q under %q/%q: %v", cur, kind, scope, v)
+		}
+	})
+}
