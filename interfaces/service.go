@@ -27,6 +27,21 @@ type Service interface {
 	ListTokens(ctx context.Context) (TokenList, error)
 	CreateToken(ctx context.Context, req CreateTokenRequest) (CreatedToken, error)
 	RevokeToken(ctx context.Context, id string) error
+
+	// The five tools. Discover, Search and Inspect need read; AddSources
+	// needs write; ManageJob needs read to list and get, write to cancel
+	// and retry.
+	Discover(ctx context.Context, args DiscoverArgs) (DiscoverResult, error)
+	Search(ctx context.Context, args SearchArgs) (SearchOutput, error)
+	Inspect(ctx context.Context, args InspectArgs) (InspectResult, error)
+	AddSources(ctx context.Context, req AddSourcesRequest) (JobResult, error)
+	ManageJob(ctx context.Context, req ManageJobRequest) (ManageJobResult, error)
+
+	// GetJob is GET /v1/jobs/{id}; Evidence and Asset back the
+	// tychora://evidence and tychora://assets templates.
+	GetJob(ctx context.Context, id string) (JobResult, error)
+	Evidence(ctx context.Context, id string) (EvidenceResult, error)
+	Asset(ctx context.Context, id string) (Asset, error)
 }
 
 // HealthResult is the body of GET /v1/health. Without a valid token only

@@ -113,3 +113,23 @@ type QueryResult struct {
 	// for; over MCP it travels as the one text block instead.
 	Rendered *string `json:"rendered,omitempty"`
 }
+
+// Evidence is one stored evidence record with its text.
+type Evidence struct {
+	EvidenceID   string   `json:"evidence_id"`
+	SourceID     string   `json:"source_id"`
+	RevisionID   string   `json:"revision_id"`
+	CollectionID string   `json:"collection_id"`
+	Level        string   `json:"level"`
+	ParentID     *string  `json:"parent_id"`
+	Kind         string   `json:"kind"`
+	Language     string   `json:"language"`
+	Path         string   `json:"path"`
+	Title        string   `json:"title"`
+	HeadingPath  []string `json:"heading_path"`
+	Span         Span     `json:"span"`
+	Channel      string   `json:"channel"`
+	Hash         string   `json:"hash"`
+	Text         string   `json:"text"`
+	Stale        bool     `json:"stale"`
+}

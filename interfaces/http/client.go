@@ -69,18 +69,13 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	if c.Scope != "" {
-		req.Header.Set(workspace.ScopeHeader, c.Scope)
-	}
+	c.authorize(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner did not answer")
+		return unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -141,8 +136,17 @@ func (c *Client) RevokeToken(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(id), nil, nil)
 }
 
-// IsUnavailable reports whether err means the owner could not be reached.
-func IsUnavailable(err error) bool {
-	var e *workspace.Error
-	return errors.As(err, &e) && e.Code == workspace.CodeUnavailable
+// ErrUnreachable is the cause of an UNAVAILABLE error when no answer came
+// back at all (connection refused or reset, the owner gone).
+var ErrUnreachable = errors.New("the tychora owner did not answer")
+
+func unreachable(err error) error {
+	return workspace.Wrap(workspace.CodeUnavailable, fmt.Errorf("%w: %w", ErrUnreachable, err), "the tychora owner did not answer")
+}
+
+// IsUnreachable reports whether err means the owner this client knew is
+// gone: no answer at all, or its token refused (another owner now holds
+// the port). A caller may look for the next owner and try again.
+func IsUnreachable(err error) bool {
+	return errors.Is(err, ErrUnreachable) || workspace.ErrorCode(err) == workspace.CodeUnauthenticated
 }

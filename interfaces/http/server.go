@@ -48,6 +48,7 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	r.Get("/v1/tokens", h.listTokens)
 	r.Post("/v1/tokens", h.createToken)
 	r.Delete("/v1/tokens/{id}", h.revokeToken)
+	h.routeTools(r)
 	if o.MCP != nil {
 		r.Handle("/mcp", o.MCP)
 		r.Handle("/mcp/", o.MCP)

@@ -20,6 +20,9 @@ type Harness struct {
 	// WithSecret returns the Service acting with a bearer secret, when the
 	// implementation authenticates secrets (nil otherwise).
 	WithSecret func(t *testing.T, secret string) (interfaces.Service, context.Context)
+	// Root is the workspace's first ingest root, where the suite may
+	// create files ("" skips the cases that ingest).
+	Root string
 }
 
 // Run runs every case of the suite.
@@ -28,6 +31,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Status", func(t *testing.T) { testStatus(t, h) })
 	t.Run("TokenLifecycle", func(t *testing.T) { testTokenLifecycle(t, h) })
 	t.Run("TokenGrants", func(t *testing.T) { testTokenGrants(t, h) })
+	t.Run("AddSources", func(t *testing.T) { testAddSources(t, h) })
+	t.Run("JobIsolation", func(t *testing.T) { testJobIsolation(t, h) })
 }
 
 func wantCode(t *testing.T, what string, err error, code workspace.Code) {

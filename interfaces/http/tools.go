@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/tychora/tychora/interfaces"
+)
+
+// route registers the /v1 tool routes: each body is the tool's argument
+// object and each answer its result.
+func (h *handlers) routeTools(r chi.Router) {
+	r.Post("/v1/discover", postJSON(h, h.svc.Discover))
+	r.Post("/v1/inspect", postJSON(h, h.svc.Inspect))
+	r.Post("/v1/add_sources", postJSON(h, h.svc.AddSources))
+	r.Post("/v1/manage_job", postJSON(h, h.svc.ManageJob))
+	r.Post("/v1/search", h.search)
+	r.Get("/v1/jobs/{id}", h.getJob)
+	r.Get("/v1/evidence/{id}", h.evidence)
+	r.Get("/v1/assets/{id}", h.asset)
+}
+
+// postJSON adapts a Service method: decode the body strictly, call, answer.
+func postJSON[In, Out any](h *handlers, fn func(ctx context.Context, in In) (Out, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		if err := decodeJSON(r, &in); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		out, err := fn(r.Context(), in)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// search answers with the structured result and, when a render was asked
+// for, the rendered text in "rendered".
+func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
+	var args interfaces.SearchArgs
+	if err := decodeJSON(r, &args); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out, err := h.svc.Search(r.Context(), args)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	res := out.Result
+	res.Rendered = out.Rendered
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *handlers) getJob(w http.ResponseWriter, r *http.Request) {
+	out, err := h.svc.GetJob(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) evidence(w http.ResponseWriter, r *http.Request) {
+	out, err := h.svc.Evidence(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handlers) asset(w http.ResponseWriter, r *http.Request) {
+	a, err := h.svc.Asset(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	mime := a.MIME
+	if mime == "" {
+		mime = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", mime)
+	w.Header().Set("Content-Length", strconv.Itoa(len(a.Bytes)))
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(a.Bytes)
+}
