@@ -1,0 +1,112 @@
+package mcpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// decodeArgs turns the raw arguments of a tools/call into T: it validates
+// them against the tool's input schema first (so an unknown field, a wrong
+// type or a missing required field is refused before any work), then
+// decodes them strictly. Every failure is INVALID_ARGUMENT. Absent or null
+// arguments count as {}.
+func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
+	var zero T
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return zero, invalidArgument(tool, "arguments are not valid JSON: %s", jsonProblem(err))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return zero, invalidArgument(tool, "arguments must be a JSON object")
+	}
+	rs := inputResolved(tool)
+	if rs == nil {
+		return zero, invalidArgument(tool, "unknown tool")
+	}
+	if err := rs.Validate(v); err != nil {
+		return zero, invalidArgument(tool, "arguments do not match the input schema: %s", schemaProblem(err))
+	}
+	var out T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return zero, invalidArgument(tool, "arguments: %s", jsonProblem(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return zero, invalidArgument(tool, "arguments: trailing data after the JSON object")
+	}
+	return out, nil
+}
+
+// schemaProblem words a validation error: the innermost reason, with the
+// chain of "validating ..." prefixes reduced to the failing location.
+func schemaProblem(err error) string {
+	msg := err.Error()
+	// jsonschema-go nests "validating <location>: " prefixes, outermost
+	// first; the last one names the failing property.
+	loc := ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
+		}
+		l, tail, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		loc, msg = l, tail
+	}
+	if field := fieldPath(loc); field != "" {
+		return field + ": " + msg
+	}
+	return msg
+}
+
+// fieldPath turns a schema location (/properties/request/properties/limit)
+// into the argument's path (request.limit); "" for the root.
+func fieldPath(loc string) string {
+	if !strings.HasPrefix(loc, "/") {
+		return ""
+	}
+	var parts []string
+	segs := strings.Split(loc[1:], "/")
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties", "additionalProperties":
+			if segs[i] == "properties" && i+1 < len(segs) {
+				parts = append(parts, segs[i+1])
+				i++
+			}
+		case "items":
+			if len(parts) > 0 {
+				parts[len(parts)-1] += "[]"
+			}
+		default:
+			parts = append(parts, segs[i])
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// jsonProblem words a decoding error without echoing the input at length.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return "malformed JSON"
+	case errors.As(err, &te):
+		if te.Field != "" {
+			return "field " + te.Field + " has the wrong type or is out of range"
+		}
+		return "wrong JSON type"
+	}
+	return err.Error()
+}

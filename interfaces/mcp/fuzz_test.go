@@ -1,0 +1,181 @@
+package mcpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/workspace"
+)
+
+var fuzzSeeds = []string{
+	`{"request":{"subject":"sources"}}`,
+	`{"request":{"subject":"kinds","limit":2,"cursor":"x"}}`,
+	`{"request":{"question":"tokens"}}`,
+	`{"request":{"question":"a","filters":{"paths":["docs/**"],"facets":{"language":"go"}},"budget":{"max_tokens":10}},"render":"agent@1"}`,
+	`{"replay_run_id":"run_1"}`,
+	`{"request":{"subject":"revisions","source_id":"s","include_content":true}}`,
+	`{"action":"add","source":{"path":"/","kind":"folder","include":["*.md"]}}`,
+	`{"action":"sync","source_id":"src_1"}`,
+	`{"action":"list","state":"running","limit":100}`,
+	`{"action":"cancel","job_id":"j"}`,
+	`{}`, `null`, `[]`, `"x"`, `1e999`, `{"request":null}`, `{"request":{"question":"\u0000\ud800"}}`,
+	`{"request":{"subject":"sources","limit":1e30}}`, `{"a":{"b":{"c":[[[[[[[]]]]]]]}}}`,
+}
+
+// FuzzToolArguments sends arbitrary JSON arguments to every tool: the
+// decoder never panics and refuses only with INVALID_ARGUMENT, and a call
+// through a real server always answers with a tool result (the envelope or
+// a structured object), never a JSON-RPC error.
+func FuzzToolArguments(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add(uint8(i), s)
+	}
+	own := startOwner(f)
+	cs := memSession(f, own.Service(), ownerP, "")
+	tools := mcpapi.ToolNames()
+	f.Fuzz(func(t *testing.T, which uint8, args string) {
+		tool := tools[int(which)%len(tools)]
+		if err := mcpapi.DecodeArgs(tool, []byte(args)); err != nil {
+			if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
+				t.Fatalf("decoder error %v, want INVALID_ARGUMENT", err)
+			}
+			if msg := workspace.ErrorMessage(err); !utf8.ValidString(msg) || len(msg) > 1024 {
+				t.Fatalf("decoder message %q", msg)
+			}
+		}
+		if !json.Valid([]byte(args)) {
+			return // no client can send it
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("%s %s: JSON-RPC error %v", tool, args, err)
+		}
+		if res.IsError {
+			envelope(t, res)
+			return
+		}
+		checkOutcome(t, tool, res)
+	})
+}
+
+var rpcSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"0"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"discover","arguments":{"request":{"subject":"sources"}}}}`,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"tychora://kinds/code"}}`,
+	`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+	`{"jsonrpc":"1.0","id":null}`, `{}`, `[]`, ``, `{"jsonrpc":"2.0","id":{},"method":"x"}`,
+}
+
+var rpcVersions = []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "2099-01-01", "garbage"}
+
+// FuzzJSONRPC posts arbitrary bytes to the real owner's /mcp/, with and
+// without a session and under every protocol version header: never a 500,
+// and the owner keeps answering.
+func FuzzJSONRPC(f *testing.F) {
+	for i, s := range rpcSeeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	own := startOwner(f)
+	url := own.URL() + "/mcp/"
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	f.Cleanup(hc.CloseIdleConnections)
+	post := func(hdr map[string]string, body []byte) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+own.Token())
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp, nil
+	}
+	// A live session for the inputs that use one.
+	init, err := post(nil, []byte(rpcSeeds[0]))
+	if err != nil || init.Header.Get("Mcp-Session-Id") == "" {
+		f.Fatalf("no session: %v", err)
+	}
+	sid := init.Header.Get("Mcp-Session-Id")
+	if _, err := post(map[string]string{"Mcp-Session-Id": sid}, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		f.Fatal(err)
+	}
+
+	f.Fuzz(func(t *testing.T, mode uint8, body []byte) {
+		// subscriptions/listen holds its stream open until the client
+		// goes: not a request this target can wait for.
+		if strings.Contains(string(body), "listen") {
+			t.Skip()
+		}
+		hdr := map[string]string{}
+		if v := rpcVersions[int(mode)%len(rpcVersions)]; v != "" {
+			hdr["Mcp-Protocol-Version"] = v
+		}
+		if mode&0x80 != 0 {
+			hdr["Mcp-Session-Id"] = sid
+		}
+		if hdr["Mcp-Protocol-Version"] >= "2026-07-28" {
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+					URI  string `json:"uri"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &m) == nil && validHeader(m.Method) && validHeader(m.Params.Name+m.Params.URI) {
+				hdr["Mcp-Method"] = m.Method
+				hdr["Mcp-Name"] = m.Params.Name + m.Params.URI
+			}
+		}
+		resp, err := post(hdr, body)
+		if err != nil {
+			t.Fatalf("post %q (headers %v): %v", body, hdr, err)
+		}
+		if resp.StatusCode >= 500 {
+			t.Fatalf("status %d for %q (headers %v)", resp.StatusCode, body, hdr)
+		}
+		if s := resp.Header.Get("Mcp-Session-Id"); s != "" && s != sid {
+			req, _ := http.NewRequest(http.MethodDelete, url, nil)
+			req.Header.Set("Authorization", "Bearer "+own.Token())
+			req.Header.Set("Mcp-Session-Id", s)
+			if r, err := hc.Do(req); err == nil {
+				_ = r.Body.Close()
+			}
+		}
+	})
+}
+
+func validHeader(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

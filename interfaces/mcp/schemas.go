@@ -1,0 +1,341 @@
+package mcpapi
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
+)
+
+// The five tools.
+const (
+	ToolDiscover   = "discover"
+	ToolSearch     = "search"
+	ToolInspect    = "inspect"
+	ToolAddSources = "add_sources"
+	ToolManageJob  = "manage_job"
+)
+
+// ToolNames returns the five tool names in a stable order.
+func ToolNames() []string {
+	return []string{ToolDiscover, ToolSearch, ToolInspect, ToolAddSources, ToolManageJob}
+}
+
+// SchemaDialect is the JSON Schema draft of every schema here.
+const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+// Schema names of the tools' arguments and results, as served under
+// tychora://schemas/{name}.
+var (
+	toolInputName = map[string]string{
+		ToolDiscover:   "DiscoverArgs",
+		ToolSearch:     "SearchArgs",
+		ToolInspect:    "InspectArgs",
+		ToolAddSources: "AddSourcesRequest",
+		ToolManageJob:  "ManageJobRequest",
+	}
+	toolOutputName = map[string]string{
+		ToolDiscover:   "DiscoverResult",
+		ToolSearch:     "QueryResult",
+		ToolInspect:    "InspectResult",
+		ToolAddSources: "JobResult",
+		ToolManageJob:  "ManageJobResult",
+	}
+)
+
+// schemaSet is every schema, built once from the Go types.
+type schemaSet struct {
+	named    map[string]*jsonschema.Schema   // public type name → schema
+	resolved map[string]*jsonschema.Resolved // tool → resolved input schema
+}
+
+var loadSchemas = sync.OnceValue(func() *schemaSet {
+	s, err := buildSchemas()
+	if err != nil {
+		// The types are fixed at compile time and a test builds them: this
+		// cannot happen in a build that passed its tests.
+		panic(fmt.Sprintf("mcpapi: building schemas: %v", err))
+	}
+	return s
+})
+
+// InputSchema returns a copy of the input schema of tool (one of
+// ToolNames), or nil for an unknown tool. It is the schema of the matching
+// /v1 request body: every object sets additionalProperties false.
+func InputSchema(tool string) *jsonschema.Schema {
+	name, ok := toolInputName[tool]
+	if !ok {
+		return nil
+	}
+	return loadSchemas().named[name].CloneSchemas()
+}
+
+// OutputSchema returns a copy of the output schema of tool (the schema of
+// its structuredContent and of the matching /v1 response body), or nil for
+// an unknown tool. Every output schema has type object at its root.
+func OutputSchema(tool string) *jsonschema.Schema {
+	name, ok := toolOutputName[tool]
+	if !ok {
+		return nil
+	}
+	return loadSchemas().named[name].CloneSchemas()
+}
+
+// Schemas returns a copy of the schema of every public type, by name: the
+// documents served as tychora://schemas/{name}. The tools' input and output
+// schemas are among them (SearchArgs, QueryResult, ...).
+func Schemas() map[string]*jsonschema.Schema {
+	out := make(map[string]*jsonschema.Schema, len(loadSchemas().named))
+	for k, v := range loadSchemas().named {
+		out[k] = v.CloneSchemas()
+	}
+	return out
+}
+
+// SchemaNames returns the names of Schemas, sorted.
+func SchemaNames() []string {
+	names := slices.Collect(maps.Keys(loadSchemas().named))
+	sort.Strings(names)
+	return names
+}
+
+// schemaDocument returns the schema called name as a standalone document
+// with $schema and $id set, or nil when there is none.
+func schemaDocument(name string) *jsonschema.Schema {
+	s, ok := loadSchemas().named[name]
+	if !ok {
+		return nil
+	}
+	d := s.CloneSchemas()
+	d.Schema = SchemaDialect
+	d.ID = schemaURIPrefix + name
+	if d.Title == "" {
+		d.Title = name
+	}
+	return d
+}
+
+// inputResolved returns the resolved input schema of tool.
+func inputResolved(tool string) *jsonschema.Resolved {
+	return loadSchemas().resolved[tool]
+}
+
+func forType[T any](input bool) (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
+	}
+	if input {
+		dropNull(s)
+	}
+	return s, nil
+}
+
+func buildSchemas() (*schemaSet, error) {
+	set := &schemaSet{named: map[string]*jsonschema.Schema{}, resolved: map[string]*jsonschema.Resolved{}}
+	var firstErr error
+	// add(name)(forType[T](input)) records the schema of T as name.
+	add := func(name string) func(*jsonschema.Schema, error) *jsonschema.Schema {
+		return func(s *jsonschema.Schema, err error) *jsonschema.Schema {
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", name, err)
+				}
+				return nil
+			}
+			set.named[name] = s
+			return s
+		}
+	}
+
+	// Tool arguments (inputs: no null alternatives, closed sets as enums).
+	if s := add("DiscoverArgs")(forType[interfaces.DiscoverArgs](true)); s != nil {
+		s.Description = "Arguments of discover: what to list."
+		describeDiscoverRequest(prop(s, "request"))
+	}
+	if s := add("SearchArgs")(forType[interfaces.SearchArgs](true)); s != nil {
+		s.Description = `Arguments of search: a request ({"request":{"question":"..."}} is enough) or the id of a retained run to replay, never both; and an optional render.`
+		describeQueryRequest(prop(s, "request"))
+		setEnum(prop(s, "render"), interfaces.RenderAgent, interfaces.RenderMarkdown, interfaces.RenderHierarchical)
+	}
+	if s := add("InspectArgs")(forType[interfaces.InspectArgs](true)); s != nil {
+		s.Description = "Arguments of inspect: the subject and the source it is about."
+		setEnum(prop(s, "request", "subject"), interfaces.InspectSubjects...)
+	}
+	if s := add("AddSourcesRequest")(forType[interfaces.AddSourcesRequest](true)); s != nil {
+		s.Description = `Arguments of add_sources: {"action":"add","source":{...}} or {"action":"sync","source_id":"..."}.`
+		setEnum(prop(s, "action"), interfaces.SourceActionAdd, interfaces.SourceActionSync)
+		describeSourceInput(prop(s, "source"))
+	}
+	if s := add("ManageJobRequest")(forType[interfaces.ManageJobRequest](true)); s != nil {
+		s.Description = "Arguments of manage_job: list takes state, cursor and limit; get, cancel and retry take job_id."
+		setEnum(prop(s, "action"), interfaces.JobActionList, interfaces.JobActionGet, interfaces.JobActionCancel, interfaces.JobActionRetry)
+		setEnum(prop(s, "state"), jobStates...)
+	}
+	// Parts of the arguments, for reference.
+	if s := add("QueryRequest")(forType[query.QueryRequest](true)); s != nil {
+		describeQueryRequest(s)
+	}
+	if s := add("SourceInput")(forType[interfaces.SourceInput](true)); s != nil {
+		describeSourceInput(s)
+	}
+	add("CreateTokenRequest")(forType[interfaces.CreateTokenRequest](true))
+
+	// Results (outputs: nullable fields stay nullable).
+	if s := add("DiscoverResult")(forType[interfaces.DiscoverResult](false)); s != nil {
+		s.Description = "One page of items of the subject; next_cursor is null on the last page."
+	}
+	if s := add("QueryResult")(forType[query.QueryResult](false)); s != nil {
+		s.Description = "A search answer fitted to the token budget: hits best first; truncated is true when not everything that matched fits; next_cursor continues the result."
+	}
+	if s := add("InspectResult")(forType[interfaces.InspectResult](false)); s != nil {
+		s.Description = "The answer about the subject, under result."
+	}
+	if s := add("JobResult")(forType[interfaces.JobResult](false)); s != nil {
+		s.Description = "A source job (JobHandle)."
+	}
+	if s := add("ManageJobResult")(forType[interfaces.ManageJobResult](false)); s != nil {
+		s.Description = `{"job":JobHandle} for get, cancel and retry; {"jobs":[JobHandle...],"next_cursor":...} for list.`
+	}
+	add("JobHandle")(forType[jobs.Job](false))
+	add("Evidence")(forType[query.Evidence](false))
+	add("EvidenceResult")(forType[interfaces.EvidenceResult](false))
+	add("KindDefinition")(forType[sources.KindDef](false))
+	add("ErrorBody")(forType[interfaces.ErrorBody](false))
+	add("HealthResult")(forType[interfaces.HealthResult](false))
+	add("StatusResult")(forType[interfaces.StatusResult](false))
+	add("TokenList")(forType[interfaces.TokenList](false))
+	add("TokenRecord")(forType[workspace.TokenRecord](false))
+	add("CreatedToken")(forType[interfaces.CreatedToken](false))
+	add("RevokedToken")(forType[interfaces.RevokedToken](false))
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if s := set.named["ErrorBody"]; s != nil {
+		setEnum(prop(s, "error", "code"), codeStrings()...)
+	}
+
+	for _, tool := range ToolNames() {
+		rs, err := set.named[toolInputName[tool]].Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s input: %w", tool, err)
+		}
+		set.resolved[tool] = rs
+		if out := set.named[toolOutputName[tool]]; out.Type != "object" {
+			return nil, fmt.Errorf("%s output schema has type %q, want object", tool, out.Type)
+		}
+	}
+	return set, nil
+}
+
+var jobStates = []string{jobs.StateQueued, jobs.StateRunning, jobs.StateSucceeded, jobs.StateFailed, jobs.StateCancelled}
+
+func codeStrings() []string {
+	var out []string
+	for _, c := range workspace.Codes() {
+		out = append(out, string(c))
+	}
+	return out
+}
+
+// prop walks down properties; it returns nil when a step is missing.
+func prop(s *jsonschema.Schema, path ...string) *jsonschema.Schema {
+	for _, p := range path {
+		if s == nil {
+			return nil
+		}
+		s = s.Properties[p]
+	}
+	return s
+}
+
+// setEnum restricts a string property to values.
+func setEnum(s *jsonschema.Schema, values ...string) {
+	if s == nil {
+		return
+	}
+	s.Enum = nil
+	for _, v := range values {
+		s.Enum = append(s.Enum, v)
+	}
+}
+
+// describe sets the description of the property at path unless it has one.
+func describe(s *jsonschema.Schema, text string, path ...string) {
+	if p := prop(s, path...); p != nil && p.Description == "" {
+		p.Description = text
+	}
+}
+
+// dropNull turns every ["null", T] type into T: an argument is either
+// absent or of its type, which is simpler for models to follow.
+func dropNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, c := range s.Properties {
+		dropNull(c)
+	}
+	dropNull(s.Items)
+	dropNull(s.AdditionalProperties)
+}
+
+func describeDiscoverRequest(s *jsonschema.Schema) {
+	setEnum(prop(s, "subject"), interfaces.DiscoverSubjects...)
+}
+
+// describeQueryRequest documents QueryRequest, whose Go type carries doc
+// comments rather than jsonschema tags.
+func describeQueryRequest(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Description == "" {
+		s.Description = "The search request."
+	}
+	describe(s, `What to look for: keywords, identifiers, "quoted phrases" or a natural-language question.`, "question")
+	describe(s, `Which indexes to search (default ["lexical"]).`, "modalities")
+	describe(s, `A ranking profile (default "balanced"; discover profiles lists them).`, "profile")
+	describe(s, "Narrow what may match. Each list is any-of; lists combine with AND.", "filters")
+	describe(s, "Collection ids.", "filters", "collections")
+	describe(s, "Source ids (discover sources lists them).", "filters", "sources")
+	describe(s, "Evidence kinds: markdown, code, html, text, data, image (discover kinds).", "filters", "kinds")
+	describe(s, `Languages, such as "go" or "python" (discover languages).`, "filters", "languages")
+	describe(s, `Globs over source-relative paths; "**" crosses folders, e.g. "docs/**/*.md".`, "filters", "paths")
+	describe(s, `Kind facets matched exactly, e.g. {"language":"go"} (discover facets).`, "filters", "facets")
+	describe(s, "Most hits to return, 1 to 100 (default 10).", "limit")
+	describe(s, "next_cursor of a previous result, to continue it.", "cursor")
+	describe(s, "Bounds the size of the answer in tokens.", "budget")
+	describe(s, "Most tokens the answer may use (default: the workspace's default_max_tokens, 4000).", "budget", "max_tokens")
+	describe(s, `Token counter: "o200k_base" or "cl100k_base" (default: the workspace's token_counter).`, "budget", "counter")
+}
+
+// describeSourceInput documents SourceInput (whose descriptions may be lost
+// when it becomes an alias of sources.SourceInput) and closes its kinds.
+func describeSourceInput(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Description == "" {
+		s.Description = "The source to add (action add)."
+	}
+	setEnum(prop(s, "kind"), string(sources.KindFile), string(sources.KindFolder), string(sources.KindRepository))
+	describe(s, "file, folder or repository (detected when absent: a directory with .git is a repository).", "kind")
+	describe(s, "A path inside an ingest root; a relative path resolves against the first ingest root.", "path")
+	describe(s, "The collection (default: default).", "collection_id")
+	describe(s, "Globs of files to include, relative to the source.", "include")
+	describe(s, "Globs of files to exclude, relative to the source.", "exclude")
+	describe(s, "A display name.", "name")
+}

@@ -1,0 +1,169 @@
+package mcpapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tychora/tychora/interfaces"
+	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/workspace"
+)
+
+// stdioPipes runs ServeStdio on a pair of pipes and returns the client's
+// ends and the channel of its result.
+func stdioPipes(t testing.TB, ctx context.Context, svc interfaces.Service, p workspace.Principal) (toServer *io.PipeWriter, fromServer *io.PipeReader, done <-chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ch := make(chan error, 1)
+	go func() {
+		err := mcpapi.ServeStdio(ctx, svc, p, inR, outW, mcpapi.Options{})
+		_ = outW.Close()
+		ch <- err
+	}()
+	return inW, outR, ch
+}
+
+func waitServe(t testing.TB, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return")
+		return nil
+	}
+}
+
+func TestStdioClient(t *testing.T) {
+	own := startOwner(t)
+	for _, v := range []string{"", "2025-11-25", "2024-11-05"} {
+		t.Run("version "+v, func(t *testing.T) {
+			toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), readerP)
+			cs, err := newClient().Connect(testCtx(t), &mcp.IOTransport{Reader: fromServer, Writer: toServer}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := listTools(t, cs)
+			if _, ok := tools["add_sources"]; ok || len(tools) != 4 {
+				t.Errorf("a read-only stdio process lists %d tools, add_sources %v", len(tools), ok)
+			}
+			res := call(t, cs, "add_sources", map[string]any{"action": "sync", "source_id": "s"})
+			if code := envelope(t, res); code != workspace.CodePermissionDenied {
+				t.Errorf("add_sources as reader: %s", code)
+			}
+			res = call(t, cs, "discover", discoverSources)
+			if res.IsError {
+				t.Fatalf("discover: %s", dump(res))
+			}
+			if v == "2024-11-05" {
+				if res.StructuredContent != nil || len(res.Content) != 1 {
+					t.Fatalf("old protocol: %s", dump(res))
+				}
+			} else {
+				checkOutcome(t, "discover", res)
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitServe(t, done); err != nil {
+				t.Fatalf("ServeStdio after EOF: %v, want nil", err)
+			}
+		})
+	}
+}
+
+// frames reads newline-delimited JSON-RPC messages from r.
+type frames struct {
+	t  testing.TB
+	sc *bufio.Scanner
+}
+
+func (f frames) next() []byte {
+	f.t.Helper()
+	if !f.sc.Scan() {
+		f.t.Fatalf("no frame: %v", f.sc.Err())
+	}
+	line := f.sc.Bytes()
+	if !json.Valid(line) {
+		f.t.Fatalf("stdout carries a line that is not JSON: %q", line)
+	}
+	return append([]byte(nil), line...)
+}
+
+// TestStdioWireBytes reads the raw stdout frame of a search and checks the
+// structuredContent bytes are the service's, exactly.
+func TestStdioWireBytes(t *testing.T) {
+	own := startOwner(t)
+	want := sampleStructured(t)
+	svc := &stub{Service: own.Service(), structured: want}
+	for _, modern := range []bool{true, false} {
+		toServer, fromServer, done := stdioPipes(t, testCtx(t), svc, ownerP)
+		sc := bufio.NewScanner(fromServer)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		f := frames{t, sc}
+		send := func(s string) {
+			if _, err := io.WriteString(toServer, s+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		callMsg := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"}}%s}}`
+		if modern {
+			// 2026-07-28: no handshake, the version in _meta.
+			send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+		} else {
+			send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"2025-03-26"`)) {
+				t.Fatalf("initialize: %s", msg)
+			}
+			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			send(bytesSprintf(callMsg, ""))
+		}
+		r := decodeRPC(t, f.next())
+		if r.Result == nil || r.Result.IsError {
+			t.Fatalf("search: %+v", r)
+		}
+		if modern {
+			if !bytes.Equal(r.Result.StructuredContent, want) {
+				t.Fatalf("stdio structuredContent differs:\nwire %s\nwant %s", r.Result.StructuredContent, want)
+			}
+		} else if r.Result.StructuredContent != nil || len(r.Result.Content) != 1 || r.Result.Content[0].Text != string(want) {
+			t.Fatalf("old protocol search over stdio: %+v", r.Result)
+		}
+		_ = toServer.Close()
+		if err := waitServe(t, done); err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	}
+}
+
+func bytesSprintf(format, arg string) string {
+	return string(bytes.Replace([]byte(format), []byte("%s"), []byte(arg), 1))
+}
+
+func TestStdioStopsWithContext(t *testing.T) {
+	own := startOwner(t)
+	ctx, cancel := context.WithCancel(testCtx(t))
+	toServer, _, done := stdioPipes(t, ctx, own.Service(), ownerP)
+	defer toServer.Close()
+	cancel()
+	if err := waitServe(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ServeStdio after cancel: %v, want context.Canceled", err)
+	}
+}
+
+func TestStdioRefusesNoGrant(t *testing.T) {
+	own := startOwner(t)
+	err := mcpapi.ServeStdio(testCtx(t), own.Service(), workspace.Principal{ID: "stdio"}, bytes.NewReader(nil), io.Discard, mcpapi.Options{})
+	if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
+		t.Fatalf("ServeStdio without a grant: %v", err)
+	}
+}

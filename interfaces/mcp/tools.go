@@ -1,0 +1,249 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
+)
+
+// answer is what a tool produced: the exact structuredContent bytes and,
+// for a rendered search, the text block that follows them.
+type answer struct {
+	structured []byte
+	rendered   *string
+}
+
+// toolSpec is one tool: its definition, the least grant that may call it
+// (checked before the arguments, so a caller without it learns nothing
+// from them), and the adapter that decodes the arguments and calls the
+// Service.
+type toolSpec struct {
+	tool  *mcp.Tool
+	grant workspace.Grant
+	call  func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error)
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// readOnly and the others are the annotations of DESIGN §4, every hint set
+// explicitly.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)}
+}
+
+func toolSpecs() []toolSpec {
+	return []toolSpec{
+		{
+			tool: &mcp.Tool{
+				Name:        ToolDiscover,
+				Title:       "Discover",
+				Description: discoverDescription,
+				Annotations: readOnly("Discover"),
+			},
+			grant: workspace.GrantRead,
+			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
+				args, err := decodeArgs[interfaces.DiscoverArgs](ToolDiscover, raw)
+				if err != nil {
+					return answer{}, err
+				}
+				return marshalAnswer(svc.Discover(ctx, args))
+			},
+		},
+		{
+			tool: &mcp.Tool{
+				Name:        ToolSearch,
+				Title:       "Search",
+				Description: searchDescription,
+				Annotations: readOnly("Search"),
+			},
+			grant: workspace.GrantRead,
+			call:  search,
+		},
+		{
+			tool: &mcp.Tool{
+				Name:        ToolInspect,
+				Title:       "Inspect a source",
+				Description: inspectDescription,
+				Annotations: readOnly("Inspect a source"),
+			},
+			grant: workspace.GrantRead,
+			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
+				args, err := decodeArgs[interfaces.InspectArgs](ToolInspect, raw)
+				if err != nil {
+					return answer{}, err
+				}
+				return marshalAnswer(svc.Inspect(ctx, args))
+			},
+		},
+		{
+			tool: &mcp.Tool{
+				Name:        ToolAddSources,
+				Title:       "Add or sync sources",
+				Description: addSourcesDescription,
+				Annotations: &mcp.ToolAnnotations{Title: "Add or sync sources", ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
+			},
+			grant: workspace.GrantWrite,
+			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
+				args, err := decodeArgs[interfaces.AddSourcesRequest](ToolAddSources, raw)
+				if err != nil {
+					return answer{}, err
+				}
+				return marshalAnswer(svc.AddSources(ctx, args))
+			},
+		},
+		{
+			tool: &mcp.Tool{
+				Name:        ToolManageJob,
+				Title:       "Manage source jobs",
+				Description: manageJobDescription,
+				Annotations: &mcp.ToolAnnotations{Title: "Manage source jobs", ReadOnlyHint: false, DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
+			},
+			// list and get are reads; the Service asks write of cancel
+			// and retry.
+			grant: workspace.GrantRead,
+			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
+				args, err := decodeArgs[interfaces.ManageJobRequest](ToolManageJob, raw)
+				if err != nil {
+					return answer{}, err
+				}
+				return marshalAnswer(svc.ManageJob(ctx, args))
+			},
+		},
+	}
+}
+
+// search forwards the service's structured bytes untouched: the token
+// budget counted exactly them.
+func search(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
+	args, err := decodeArgs[interfaces.SearchArgs](ToolSearch, raw)
+	if err != nil {
+		return answer{}, err
+	}
+	if (args.Request == nil) == (args.ReplayRunID == "") {
+		return answer{}, invalidArgument(ToolSearch, "give exactly one of request and replay_run_id")
+	}
+	out, err := svc.Search(ctx, args)
+	if err != nil {
+		return answer{}, err
+	}
+	if !isJSONObject(out.Structured) {
+		return answer{}, workspace.Wrap(workspace.CodeInternal, fmt.Errorf("search returned %d structured bytes that are not a JSON object", len(out.Structured)), "internal error")
+	}
+	return answer{structured: out.Structured, rendered: out.Rendered}, nil
+}
+
+// marshalAnswer is the answer of the tools whose result is a plain value.
+func marshalAnswer[T any](v T, err error) (answer, error) {
+	if err != nil {
+		return answer{}, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return answer{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+	}
+	return answer{structured: b}, nil
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid(b)
+		}
+		return false
+	}
+	return false
+}
+
+// addTools registers the five tools with their schemas.
+func (s *server) addTools(srv *mcp.Server) {
+	for _, spec := range toolSpecs() {
+		spec.tool.InputSchema = InputSchema(spec.tool.Name)
+		spec.tool.OutputSchema = OutputSchema(spec.tool.Name)
+		srv.AddTool(spec.tool, s.toolHandler(spec))
+	}
+}
+
+// toolHandler adapts spec to the SDK. Every outcome is a CallToolResult:
+// failures are tool errors the model can read, never JSON-RPC errors.
+func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
+	name := spec.tool.Name
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("mcp tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				res = toolError(workspace.Errorf(workspace.CodeInternal, "internal error"))
+			}
+		}()
+		ctx, p, ok := s.callerContext(ctx, req)
+		if !ok {
+			return toolError(workspace.Errorf(workspace.CodeUnauthenticated, "no caller identity")), nil
+		}
+		if err := p.Require(spec.grant); err != nil {
+			return toolError(err), nil
+		}
+		var raw json.RawMessage
+		if req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		ans, err := spec.call(ctx, s.svc, raw)
+		if err != nil {
+			s.logFailure(name, err)
+			return toolError(err), nil
+		}
+		return s.result(name, ans, structured(req.ProtocolVersion())), nil
+	}
+}
+
+// result builds the success form of ans: the bytes as structuredContent
+// (or, before 2025-06-18, as the one text block), then the rendered text
+// block if any. A result over MaxResultBytes serialized is refused.
+func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResult {
+	if len(ans.structured) > MaxResultBytes {
+		return tooLarge(len(ans.structured))
+	}
+	res := &mcp.CallToolResult{}
+	if modern {
+		res.StructuredContent = json.RawMessage(ans.structured)
+	} else {
+		res.Content = append(res.Content, &mcp.TextContent{Text: string(ans.structured)})
+	}
+	if ans.rendered != nil {
+		res.Content = append(res.Content, &mcp.TextContent{Text: *ans.rendered})
+	}
+	// Measure what the SDK will send: it encodes the result with
+	// encoding/json, as here.
+	b, err := json.Marshal(res)
+	if err != nil {
+		s.log.Error("mcp result does not encode", "tool", tool, "err", err)
+		return toolError(workspace.Wrap(workspace.CodeInternal, err, "internal error"))
+	}
+	if len(b) > MaxResultBytes {
+		return tooLarge(len(b))
+	}
+	return res
+}
+
+func tooLarge(n int) *mcp.CallToolResult {
+	return toolError(workspace.Errorf(workspace.CodeOutputBudgetExceeded,
+		"the result is %d bytes, over the %d-byte limit of an MCP tool result: ask for less (a smaller limit or budget, a narrower filter, or no include_content)", n, MaxResultBytes))
+}
+
+// logFailure logs what the caller cannot act on; its detail never leaves.
+func (s *server) logFailure(tool string, err error) {
+	switch workspace.ErrorCode(err) {
+	case workspace.CodeInternal:
+		s.log.Error("mcp call failed", "what", tool, "err", err)
+	case workspace.CodeUnavailable:
+		s.log.Warn("mcp call failed", "what", tool, "err", err)
+	}
+}
