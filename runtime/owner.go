@@ -12,6 +12,10 @@ import (
 	"time"
 
 	httpapi "github.com/tychora/tychora/interfaces/http"
+	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -72,6 +76,12 @@ type Owner struct {
 	url       string
 	svc       *Local
 	serveErr  chan error
+	cursors   *workspace.Cursors
+	indexer   *sources.Indexer
+	queue     *jobs.Queue
+
+	discoverer *query.Discoverer
+	mcp        *mcpapi.HTTPHandler
 
 	closeOnce sync.Once
 	closeErr  error
@@ -173,6 +183,23 @@ func (own *Owner) open(ctx context.Context) error {
 	if own.tokens, own.secret, err = workspace.NewTokens(own.db); err != nil {
 		return err
 	}
+	if own.cursors, err = workspace.NewCursors(ctx, own.db); err != nil {
+		return err
+	}
+	policy, err := sources.NewPolicy(s.IngestRoots, own.layout.Dir)
+	if err != nil {
+		return err
+	}
+	own.indexer = sources.NewIndexer(own.db, policy, sources.NewAssets(own.layout.Assets), sources.Options{
+		MaxFileBytes: s.MaxFileBytes,
+		Logger:       own.log,
+	})
+	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors}
+	// Jobs left running by a process that died are queued again now and
+	// resume once the workers start, after the owner is published.
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{own.indexer}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+		return err
+	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
 	if own.ln, err = net.Listen("tcp", s.Listen); err != nil {
 		return workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("cannot listen on %s", s.Listen))
@@ -180,10 +207,12 @@ func (own *Owner) open(ctx context.Context) error {
 	authority := own.ln.Addr().String()
 	own.url = "http://" + authority
 	own.svc = &Local{owner: own}
+	own.mcp = mcpapi.NewHTTPHandler(own.svc, mcpapi.HTTPOptions{Options: mcpapi.Options{Version: Version, Logger: own.log, MaxRequestBytes: s.MaxRequestBytes}})
 	handler := httpapi.NewHandler(own.svc, httpapi.Options{
 		Authority:       authority,
 		Auth:            own.tokens,
 		MaxRequestBytes: s.MaxRequestBytes,
+		MCP:             own.mcp,
 		Logger:          own.log,
 	})
 	own.srv = &http.Server{
@@ -198,6 +227,7 @@ func (own *Owner) open(ctx context.Context) error {
 	if err := own.publish(StateRunning); err != nil {
 		return err
 	}
+	own.queue.Start()
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
 }
@@ -222,6 +252,9 @@ func (own *Owner) abort() {
 		_ = own.srv.Close()
 	} else if own.ln != nil {
 		_ = own.ln.Close()
+	}
+	if own.queue != nil {
+		_ = own.queue.Close(context.Background())
 	}
 	if own.db != nil {
 		_ = own.db.Close()
@@ -280,9 +313,18 @@ func (own *Owner) close(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), own.opts.ShutdownWait)
 	defer cancel()
+	// MCP sessions end first; then the listener stops admitting and the
+	// requests in flight get a bounded time to finish.
+	if own.mcp != nil {
+		_ = own.mcp.Close()
+	}
 	if err := own.srv.Shutdown(sctx); err != nil {
 		_ = own.srv.Close()
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	// Running jobs are checkpointed: back to the queue, resumed next start.
+	if err := own.queue.Close(sctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := own.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close index: %w", err))

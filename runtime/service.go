@@ -39,6 +39,10 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	if err := require(ctx, workspace.GrantRead); err != nil {
 		return interfaces.StatusResult{}, err
 	}
+	queued, running, err := s.owner.queue.Counts(ctx)
+	if err != nil {
+		return interfaces.StatusResult{}, err
+	}
 	return interfaces.StatusResult{
 		WorkspaceID: s.owner.id,
 		PID:         os.Getpid(),
@@ -46,7 +50,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 		StartedAt:   s.owner.startedAt,
 		UptimeS:     int64(time.Since(s.owner.startedAt) / time.Second),
 		Version:     Version,
-		Jobs:        interfaces.JobCounts{},
+		Jobs:        interfaces.JobCounts{Queued: queued, Running: running},
 	}, nil
 }
 

@@ -16,6 +16,7 @@ func TestServiceLocal(t *testing.T) {
 		As: func(t *testing.T, g workspace.Grant, cs []string) (interfaces.Service, context.Context) {
 			return own.Service(), workspace.WithPrincipal(context.Background(), workspace.Principal{ID: "suite", Grant: g, Collections: cs})
 		},
+		Root: own.Settings().IngestRoots[0],
 	})
 }
 
@@ -37,5 +38,6 @@ func TestServiceHTTPClient(t *testing.T) {
 			return client(t, tok.Token)
 		},
 		WithSecret: client,
+		Root:       own.Settings().IngestRoots[0],
 	})
 }

@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
+)
+
+func notYet(what string) error {
+	return workspace.Errorf(workspace.CodeUnavailable, "%s is not available in this build yet", what)
+}
+
+// Search runs a query.
+func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+	if err := require(ctx, workspace.GrantRead); err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	return interfaces.SearchOutput{}, notYet("search")
+}
+
+// Inspect answers about one source.
+func (s *Local) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
+	if err := require(ctx, workspace.GrantRead); err != nil {
+		return interfaces.InspectResult{}, err
+	}
+	return interfaces.InspectResult{}, notYet("inspect")
+}
+
+// Evidence returns one evidence record.
+func (s *Local) Evidence(ctx context.Context, id string) (interfaces.EvidenceResult, error) {
+	if err := require(ctx, workspace.GrantRead); err != nil {
+		return interfaces.EvidenceResult{}, err
+	}
+	return interfaces.EvidenceResult{}, notYet("evidence")
+}
+
+// Asset returns one asset.
+func (s *Local) Asset(ctx context.Context, id string) (interfaces.Asset, error) {
+	if err := require(ctx, workspace.GrantRead); err != nil {
+		return interfaces.Asset{}, err
+	}
+	return interfaces.Asset{}, notYet("assets")
+}
