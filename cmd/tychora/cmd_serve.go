@@ -10,21 +10,31 @@ import (
 	"github.com/urfave/cli/v2"
 
 	tyruntime "github.com/tychora/tychora/runtime"
+	"github.com/tychora/tychora/workspace"
 )
 
 func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "become the workspace owner and serve the HTTP API and MCP on loopback",
-		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT]",
+		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT] [--stdio [--grant G] [--collection C]...]",
 		Description: "Takes the workspace lock, opens the index, listens on 127.0.0.1 (or ::1) and\n" +
 			"publishes .runtime/endpoint.json (mode 0600) with the URL and a bearer token\n" +
 			"that is new at every start. A missing workspace is created with default\n" +
 			"settings. Runs until SIGINT or SIGTERM, then shuts down in order and removes\n" +
 			"endpoint.json. A second serve on the same workspace exits with an error\n" +
-			"naming the running owner.",
+			"naming the running owner.\n\n" +
+			"With --stdio it serves MCP on stdin/stdout (logs go to stderr) for an agent that\n" +
+			"starts it as a subprocess, and exits when stdin closes. It is the owner when\n" +
+			"none runs (and then also listens on loopback for siblings); otherwise it\n" +
+			"bridges to the running owner without opening storage, and takes over if that\n" +
+			"owner exits. --grant and --collection limit what the stdio client may do\n" +
+			"(default: manage on every collection).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "address to listen on, overriding the listen setting (127.0.0.1:PORT or [::1]:PORT; port 0 picks one)"},
+			&cli.BoolFlag{Name: "stdio", Usage: "serve MCP on stdin/stdout"},
+			&cli.StringFlag{Name: "grant", Usage: "with --stdio: read, write or manage (default manage)"},
+			&cli.StringSliceFlag{Name: "collection", Usage: "with --stdio: limit the client to this collection (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -37,6 +47,21 @@ func serveCommand(e *env) *cli.Command {
 			log := logger(c, e)
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if c.Bool("stdio") {
+				p, err := stdioPrincipal(c)
+				if err != nil {
+					return withExit(exitUsage, err)
+				}
+				return tyruntime.ServeStdio(ctx, tyruntime.StdioOptions{
+					Options:   tyruntime.Options{Dir: dir, Listen: c.String("listen"), Logger: log},
+					Principal: p,
+					In:        e.stdin,
+					Out:       e.stdout,
+				})
+			}
+			if c.IsSet("grant") || c.IsSet("collection") {
+				return withExit(exitUsage, errorf("--grant and --collection go with --stdio"))
+			}
 			own, err := tyruntime.Start(ctx, tyruntime.Options{
 				Dir:    dir,
 				Create: true,
@@ -63,4 +88,24 @@ func serveCommand(e *env) *cli.Command {
 			return serveErr
 		},
 	}
+}
+
+// stdioPrincipal is the stdio client's grant from --grant and
+// --collection.
+func stdioPrincipal(c *cli.Context) (workspace.Principal, error) {
+	p := workspace.Principal{ID: "stdio", Grant: workspace.GrantManage}
+	if c.IsSet("grant") {
+		g, err := workspace.ParseGrant(c.String("grant"))
+		if err != nil {
+			return p, err
+		}
+		p.Grant = g
+	}
+	for _, col := range c.StringSlice("collection") {
+		if !workspace.ValidCollectionName(col) {
+			return p, workspace.Errorf(workspace.CodeInvalidArgument, "collection name %q is not valid", col)
+		}
+		p.Collections = append(p.Collections, col)
+	}
+	return p, nil
 }

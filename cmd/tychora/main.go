@@ -96,6 +96,11 @@ func newApp(e *env) *cli.App {
 			serveCommand(e),
 			statusCommand(e),
 			tokenCommand(e),
+			addCommand(e),
+			syncCommand(e),
+			sourcesCommand(e),
+			jobsCommand(e),
+			mcpConfigCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return withExit(exitUsage, workspace.Errorf(workspace.CodeInvalidArgument, "%v", err))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tychora/tychora/interfaces"
+)
+
+func jobsCommand(e *env) *cli.Command {
+	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "print the /v1 body"}
+	one := func(action string) *cli.Command {
+		return &cli.Command{
+			Name:      action,
+			Usage:     action + " a job",
+			UsageText: "tychora jobs " + action + " [--json] JOB_ID",
+			Flags:     []cli.Flag{jsonFlag},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return withExit(exitUsage, errorf("jobs %s takes one JOB_ID", action))
+				}
+				req := interfaces.ManageJobRequest{Action: action, JobID: c.Args().First()}
+				return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					res, err := svc.ManageJob(ctx, req)
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(e.stdout, res)
+					}
+					printJob(e, *res.Job)
+					return nil
+				})
+			},
+		}
+	}
+	cancel := one("cancel")
+	cancel.Description = "Stops a queued or running job promptly. A finished job cannot be cancelled (CONFLICT)."
+	retry := one("retry")
+	retry.Description = "Queues a failed or cancelled job again under the same id, with attempt + 1."
+	return &cli.Command{
+		Name:  "jobs",
+		Usage: "list, inspect, cancel and retry source jobs",
+		Description: "Every add and sync is a durable job: it survives restarts and crashes, and\n" +
+			"resumes when the owner starts again.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list jobs, newest first",
+				UsageText: "tychora jobs list [--state S] [--limit N] [--cursor C] [--json]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "state", Usage: "queued, running, succeeded, failed or cancelled"},
+					&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 100 (default 20)"},
+					&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
+					jsonFlag,
+				},
+				Action: func(c *cli.Context) error {
+					req := interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: c.String("state"), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+						res, err := svc.ManageJob(ctx, req)
+						if err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							return printJSON(e.stdout, res)
+						}
+						if len(res.Jobs) == 0 {
+							fmt.Fprintln(e.stdout, "no jobs")
+							return nil
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSOURCE\tCOLLECTION\tATTEMPT\tINDEXED\tSKIPPED\tCREATED")
+						for _, j := range res.Jobs {
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID,
+								j.Attempt, j.Progress.Indexed, j.Progress.Skipped, j.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+						}
+						if err := tw.Flush(); err != nil {
+							return err
+						}
+						if res.NextCursor != nil {
+							fmt.Fprintf(e.stdout, "more: tychora jobs list --cursor %s\n", *res.NextCursor)
+						}
+						return nil
+					})
+				},
+			},
+			one("get"), cancel, retry,
+		},
+	}
+}
+
+// toMap turns a value into its JSON object form.
+func toMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
