@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -193,12 +194,18 @@ func buildSchemas() (*schemaSet, error) {
 	// Results (outputs: nullable fields stay nullable).
 	if s := add("DiscoverResult")(forType[interfaces.DiscoverResult](false)); s != nil {
 		s.Description = "One page of items of the subject; next_cursor is null on the last page."
+		if items := prop(s, "items"); items != nil {
+			items.Items = &jsonschema.Schema{Type: "object", Description: "one item; its fields depend on the subject"}
+		}
 	}
 	if s := add("QueryResult")(forType[query.QueryResult](false)); s != nil {
 		s.Description = "A search answer fitted to the token budget: hits best first; truncated is true when not everything that matched fits; next_cursor continues the result."
 	}
 	if s := add("InspectResult")(forType[interfaces.InspectResult](false)); s != nil {
 		s.Description = "The answer about the subject, under result."
+		if s.Properties != nil {
+			s.Properties["result"] = &jsonschema.Schema{Type: "object", Description: "the subject's answer; its fields depend on the subject"}
+		}
 	}
 	if s := add("JobResult")(forType[interfaces.JobResult](false)); s != nil {
 		s.Description = "A source job (JobHandle)."
@@ -219,6 +226,11 @@ func buildSchemas() (*schemaSet, error) {
 	add("RevokedToken")(forType[interfaces.RevokedToken](false))
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	// An empty schema marshals as the boolean true, which some clients'
+	// validators refuse inside properties: spell it as an object.
+	for _, s := range set.named {
+		noBooleanSchemas(s)
 	}
 	if s := set.named["ErrorBody"]; s != nil {
 		setEnum(prop(s, "error", "code"), codeStrings()...)
@@ -290,6 +302,32 @@ func dropNull(s *jsonschema.Schema) {
 	}
 	dropNull(s.Items)
 	dropNull(s.AdditionalProperties)
+}
+
+// noBooleanSchemas replaces every empty sub-schema (true when marshalled)
+// with an equivalent object schema that says so.
+func noBooleanSchemas(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	fix := func(c **jsonschema.Schema) {
+		if *c != nil && reflect.ValueOf(**c).IsZero() {
+			*c = &jsonschema.Schema{Description: "any JSON value"}
+		}
+		noBooleanSchemas(*c)
+	}
+	for k := range s.Properties {
+		c := s.Properties[k]
+		fix(&c)
+		s.Properties[k] = c
+	}
+	fix(&s.Items)
+	for i := range s.AnyOf {
+		fix(&s.AnyOf[i])
+	}
+	for i := range s.OneOf {
+		fix(&s.OneOf[i])
+	}
 }
 
 func describeDiscoverRequest(s *jsonschema.Schema) {
