@@ -81,6 +81,7 @@ type Owner struct {
 	queue     *jobs.Queue
 
 	discoverer *query.Discoverer
+	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
 
 	closeOnce sync.Once
@@ -195,6 +196,7 @@ func (own *Owner) open(ctx context.Context) error {
 		Logger:       own.log,
 	})
 	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors}
+	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
 	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{own.indexer}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {

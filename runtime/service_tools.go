@@ -19,14 +19,6 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	return interfaces.SearchOutput{}, notYet("search")
 }
 
-// Inspect answers about one source.
-func (s *Local) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	if err := require(ctx, workspace.GrantRead); err != nil {
-		return interfaces.InspectResult{}, err
-	}
-	return interfaces.InspectResult{}, notYet("inspect")
-}
-
 // Evidence returns one evidence record.
 func (s *Local) Evidence(ctx context.Context, id string) (interfaces.EvidenceResult, error) {
 	if err := require(ctx, workspace.GrantRead); err != nil {
