@@ -78,6 +78,7 @@ type Owner struct {
 	serveErr  chan error
 	cursors   *workspace.Cursors
 	indexer   *sources.Indexer
+	assets    *sources.Assets
 	queue     *jobs.Queue
 
 	discoverer *query.Discoverer
@@ -191,7 +192,8 @@ func (own *Owner) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	own.indexer = sources.NewIndexer(own.db, policy, sources.NewAssets(own.layout.Assets), sources.Options{
+	own.assets = sources.NewAssets(own.layout.Assets)
+	own.indexer = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
 		MaxFileBytes: s.MaxFileBytes,
 		Logger:       own.log,
 	})

@@ -18,19 +18,3 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	}
 	return interfaces.SearchOutput{}, notYet("search")
 }
-
-// Evidence returns one evidence record.
-func (s *Local) Evidence(ctx context.Context, id string) (interfaces.EvidenceResult, error) {
-	if err := require(ctx, workspace.GrantRead); err != nil {
-		return interfaces.EvidenceResult{}, err
-	}
-	return interfaces.EvidenceResult{}, notYet("evidence")
-}
-
-// Asset returns one asset.
-func (s *Local) Asset(ctx context.Context, id string) (interfaces.Asset, error) {
-	if err := require(ctx, workspace.GrantRead); err != nil {
-		return interfaces.Asset{}, err
-	}
-	return interfaces.Asset{}, notYet("assets")
-}

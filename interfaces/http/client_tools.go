@@ -109,9 +109,11 @@ func (c *Client) Asset(ctx context.Context, id string) (interfaces.Asset, error)
 // MaxAssetBytes caps an asset payload (DESIGN §5).
 const MaxAssetBytes = 16 << 20
 
+// checkID refuses an id no record can have (as NOT_FOUND, like the owner
+// does) before it is put in a URL path.
 func checkID(id string) error {
 	if id == "" || len(id) > 256 || strings.ContainsAny(id, "/\\\x00") {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "invalid id")
+		return workspace.Errorf(workspace.CodeNotFound, "no record with that id")
 	}
 	return nil
 }

@@ -100,6 +100,15 @@ func testInspect(t *testing.T, h Harness) {
 		t.Fatalf("selections %v %v", sels, err)
 	}
 
+	// The image is an asset with its MIME type; others cannot read it.
+	assetID, _ := sels["items"].([]any)[0].(map[string]any)["asset_id"].(string)
+	a, err := r.Asset(rctx, assetID)
+	if err != nil || a.MIME != "image/png" || string(a.Bytes) != string(png1x1) {
+		t.Fatalf("asset %q: %v %q %d bytes", assetID, err, a.MIME, len(a.Bytes))
+	}
+	_, err = r.Asset(rctx, "../../etc/passwd")
+	wantCode(t, "asset path traversal", err, workspace.CodeNotFound)
+
 	// Coverage, paged two at a time, lists every path once with its status.
 	seen := map[string]string{}
 	cursor := ""
@@ -177,4 +186,6 @@ func testInspect(t *testing.T, h Harness) {
 	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
 	_, err = other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: src}})
 	wantCode(t, "another collection's source", err, workspace.CodeNotFound)
+	_, err = other.Asset(octx, assetID)
+	wantCode(t, "another collection's asset", err, workspace.CodeNotFound)
 }
