@@ -2,7 +2,10 @@ package query
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
@@ -127,6 +130,16 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			SettingItem{"query_history", s.QueryHistory},
 			SettingItem{"listen", s.Listen},
 		}, nil
+	case SubjectLanguages:
+		return d.counted(ctx, p, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id
+			WHERE f.status = 'indexed' AND COALESCE(f.language, '') <> '' AND s.collection_id IN (%s)
+			GROUP BY language ORDER BY count(*) DESC, language`, func(k string, files, units int) any {
+			return LanguageItem{Language: k, Files: files, Units: units}
+		})
+	case SubjectFacets:
+		return d.facets(ctx, p)
+	case SubjectRelations:
+		return d.relations(ctx, p)
 	}
 	if d.Extra != nil {
 		items, ok, err := d.Extra(ctx, p, subject)
@@ -134,10 +147,168 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			return items, err
 		}
 	}
-	if slices.Contains([]string{SubjectFacets, SubjectRelations, SubjectProfiles, SubjectLanguages, SubjectRuns, SubjectModels}, subject) {
+	if slices.Contains([]string{SubjectProfiles, SubjectRuns, SubjectModels}, subject) {
 		return nil, workspace.Errorf(workspace.CodeUnavailable, "discover %s is not available in this build yet", subject)
 	}
 	return nil, workspace.Errorf(workspace.CodeInvalidArgument, "subject %q: use kinds, facets, relations, profiles, languages, sources, settings, runs or models", subject)
+}
+
+// LanguageItem is one item of discover languages.
+type LanguageItem struct {
+	Language string `json:"language"`
+	Files    int    `json:"files"`
+	Units    int    `json:"units"`
+}
+
+// FacetItem is one item of discover facets: a facet of a kind with the
+// values it takes in the caller's collections and how many files have
+// each.
+type FacetItem struct {
+	Kind        string       `json:"kind"`
+	Facet       string       `json:"facet"`
+	Description string       `json:"description"`
+	Values      []FacetValue `json:"values"`
+}
+
+// FacetValue is one value of a facet and its file count.
+type FacetValue struct {
+	Value string `json:"value"`
+	Files int    `json:"files"`
+}
+
+// RelationItem is one item of discover relations: a relation type and how
+// often it occurs in the caller's collections.
+type RelationItem struct {
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Count       int    `json:"count"`
+}
+
+var relationDescriptions = map[string]string{
+	"parent": "the unit that contains this one (document → section → chunk)",
+	"child":  "a unit this one contains",
+	"link":   "a document link to another file, resolved to its evidence when indexed",
+}
+
+// inList renders the caller's visible collections as SQL placeholders and
+// arguments; ok is false when the caller sees none.
+func (d *Discoverer) inList(p workspace.Principal) (string, []any, bool) {
+	cs := visible(p, d.Settings.Collections)
+	if len(cs) == 0 {
+		return "", nil, false
+	}
+	args := make([]any, len(cs))
+	for i, c := range cs {
+		args[i] = c
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(cs)), ","), args, true
+}
+
+func (d *Discoverer) counted(ctx context.Context, p workspace.Principal, q string, item func(string, int, int) any) ([]any, error) {
+	in, args, ok := d.inList(p)
+	if !ok {
+		return []any{}, nil
+	}
+	rows, err := d.DB.R.QueryContext(ctx, fmt.Sprintf(q, in), args...)
+	if err != nil {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	defer rows.Close()
+	out := []any{}
+	for rows.Next() {
+		var k string
+		var a, b int
+		if err := rows.Scan(&k, &a, &b); err != nil {
+			return nil, fmt.Errorf("discover: %w", err)
+		}
+		out = append(out, item(k, a, b))
+	}
+	return out, rows.Err()
+}
+
+// facets lists every facet of every registered kind with the values found
+// in the caller's collections.
+func (d *Discoverer) facets(ctx context.Context, p workspace.Principal) ([]any, error) {
+	counts := map[[3]string]int{}
+	if in, args, ok := d.inList(p); ok {
+		rows, err := d.DB.R.QueryContext(ctx, fmt.Sprintf(`SELECT f.kind, j.key, CAST(j.value AS TEXT), count(*)
+			FROM files f JOIN sources s ON s.id = f.source_id, json_each(f.facets) j
+			WHERE f.status IN ('indexed', 'asset') AND json_valid(f.facets) AND s.collection_id IN (%s)
+			GROUP BY f.kind, j.key, j.value`, in), args...)
+		if err != nil {
+			return nil, fmt.Errorf("discover facets: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var kind, key, val sql.NullString
+			var n int
+			if err := rows.Scan(&kind, &key, &val, &n); err != nil {
+				return nil, fmt.Errorf("discover facets: %w", err)
+			}
+			counts[[3]string{kind.String, key.String, val.String}] += n
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := []any{}
+	for _, k := range sources.Kinds() {
+		for _, f := range k.Facets {
+			item := FacetItem{Kind: k.ID, Facet: f.Name, Description: f.Description, Values: []FacetValue{}}
+			for key, n := range counts {
+				if key[0] == k.ID && key[1] == f.Name {
+					item.Values = append(item.Values, FacetValue{Value: key[2], Files: n})
+				}
+			}
+			slices.SortFunc(item.Values, func(a, b FacetValue) int {
+				if a.Files != b.Files {
+					return b.Files - a.Files
+				}
+				return strings.Compare(a.Value, b.Value)
+			})
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+// relations lists the relation types with their counts.
+func (d *Discoverer) relations(ctx context.Context, p workspace.Principal) ([]any, error) {
+	n := map[string]int{"parent": 0, "child": 0, "link": 0}
+	if in, args, ok := d.inList(p); ok {
+		var tree int
+		if err := d.DB.R.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM evidence WHERE parent_id IS NOT NULL AND collection_id IN (%s)`, in), args...).Scan(&tree); err != nil {
+			return nil, fmt.Errorf("discover relations: %w", err)
+		}
+		n["parent"], n["child"] = tree, tree
+		rows, err := d.DB.R.QueryContext(ctx, fmt.Sprintf(`SELECT r.type, count(*) FROM relations r JOIN sources s ON s.id = r.source_id
+			WHERE s.collection_id IN (%s) GROUP BY r.type`, in), args...)
+		if err != nil {
+			return nil, fmt.Errorf("discover relations: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			var c int
+			if err := rows.Scan(&t, &c); err != nil {
+				return nil, err
+			}
+			n[t] += c
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	types := make([]string, 0, len(n))
+	for t := range n {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	out := make([]any, 0, len(types))
+	for _, t := range types {
+		out = append(out, RelationItem{Type: t, Description: relationDescriptions[t], Count: n[t]})
+	}
+	return out, nil
 }
 
 // visible is the collections p may see among the configured ones.

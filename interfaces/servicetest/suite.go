@@ -34,6 +34,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("AddSources", func(t *testing.T) { testAddSources(t, h) })
 	t.Run("JobIsolation", func(t *testing.T) { testJobIsolation(t, h) })
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, h) })
+	t.Run("Discover", func(t *testing.T) { testDiscover(t, h) })
 }
 
 func wantCode(t *testing.T, what string, err error, code workspace.Code) {
