@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -92,6 +93,14 @@ func jobsCommand(e *env) *cli.Command {
 		},
 	}
 }
+
+// jsonString is v as compact JSON.
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func sortStrings(s []string) { slices.Sort(s) }
 
 // toMap turns a value into its JSON object form.
 func toMap(v any) map[string]any {

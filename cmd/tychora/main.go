@@ -100,6 +100,9 @@ func newApp(e *env) *cli.App {
 			syncCommand(e),
 			sourcesCommand(e),
 			jobsCommand(e),
+			searchCommand(e),
+			discoverCommand(e),
+			inspectCommand(e),
 			mcpConfigCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

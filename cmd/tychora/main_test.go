@@ -233,5 +233,3 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
-
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

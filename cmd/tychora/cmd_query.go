@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+)
+
+func searchCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "search your sources",
+		UsageText: "tychora search [--limit N] [--collection C]... [--kind K]... [--language L]... [--path GLOB]... [--source ID]... [--profile P] [--budget N] [--render FORMAT] [--cursor C] [--json] QUESTION",
+		Description: "Keywords, identifiers (parseHTTPRequest matches \"parse http request\"), \"quoted\n" +
+			"phrases\" or a plain question. --budget caps the answer in tokens (counted on the\n" +
+			"bytes an MCP client receives); --render prints the answer as markdown@1 (for\n" +
+			"people), agent@1 (compact, citation first) or hierarchical-evidence@1.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "limit", Usage: "most hits (default 10, at most 100)"},
+			&cli.StringSliceFlag{Name: "collection", Usage: "only these collections (repeatable)"},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only these kinds: markdown, code, text, html, ... (repeatable)"},
+			&cli.StringSliceFlag{Name: "language", Usage: "only these languages (repeatable)"},
+			&cli.StringSliceFlag{Name: "path", Usage: "only paths matching this glob, ** crosses folders (repeatable)"},
+			&cli.StringSliceFlag{Name: "source", Usage: "only these sources (repeatable)"},
+			&cli.StringFlag{Name: "profile", Usage: "ranking profile (see tychora discover profiles)"},
+			&cli.IntFlag{Name: "budget", Usage: "answer budget in tokens (default: the default_max_tokens setting)"},
+			&cli.StringFlag{Name: "render", Usage: "markdown@1, agent@1 or hierarchical-evidence@1"},
+			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous answer"},
+			&cli.StringFlag{Name: "replay", Usage: "re-run a retained run (query_history \"full\") instead of QUESTION"},
+			&cli.BoolFlag{Name: "json", Usage: "print the /v1/search body"},
+		},
+		Action: func(c *cli.Context) error {
+			args := interfaces.SearchArgs{Render: c.String("render"), ReplayRunID: c.String("replay")}
+			if args.ReplayRunID == "" {
+				if c.NArg() == 0 {
+					return withExit(exitUsage, errorf("search takes a QUESTION"))
+				}
+				req := &query.QueryRequest{
+					Question: strings.Join(c.Args().Slice(), " "),
+					Profile:  c.String("profile"),
+					Limit:    c.Int("limit"),
+					Cursor:   c.String("cursor"),
+				}
+				f := query.Filters{Collections: c.StringSlice("collection"), Kinds: c.StringSlice("kind"), Languages: c.StringSlice("language"),
+					Paths: c.StringSlice("path"), Sources: c.StringSlice("source")}
+				if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources) > 0 {
+					req.Filters = &f
+				}
+				if c.IsSet("budget") {
+					req.Budget = &query.Budget{MaxTokens: c.Int("budget")}
+				}
+				args.Request = req
+			} else if c.NArg() > 0 {
+				return withExit(exitUsage, errorf("--replay takes no QUESTION"))
+			}
+			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+				out, err := svc.Search(ctx, args)
+				if err != nil {
+					return err
+				}
+				res := out.Result
+				if c.Bool("json") {
+					res.Rendered = out.Rendered
+					return printJSON(e.stdout, res)
+				}
+				if out.Rendered != nil {
+					fmt.Fprint(e.stdout, *out.Rendered)
+					if !strings.HasSuffix(*out.Rendered, "\n") {
+						fmt.Fprintln(e.stdout)
+					}
+				} else {
+					printHits(e, res)
+				}
+				fmt.Fprintf(e.stderr, "tychora: %d of %d matches · %d/%d tokens (%s)%s · run %s\n", len(res.Hits), res.TotalMatches,
+					res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
+				if res.NextCursor != nil {
+					fmt.Fprintf(e.stderr, "tychora: more with --cursor %s\n", *res.NextCursor)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func truncNote(t bool) string {
+	if t {
+		return " · truncated to fit"
+	}
+	return ""
+}
+
+func printHits(e *env, res query.QueryResult) {
+	if len(res.Hits) == 0 {
+		fmt.Fprintln(e.stdout, "no matches")
+		return
+	}
+	for i, h := range res.Hits {
+		stale := ""
+		if h.Stale {
+			stale = " (changed on disk since indexed)"
+		}
+		title := h.Title
+		if len(h.HeadingPath) > 0 {
+			title = strings.Join(h.HeadingPath, " › ")
+		}
+		fmt.Fprintf(e.stdout, "%2d. %s:%d-%d  %s  [%.3f]%s\n", i+1, h.Path, h.Span.StartLine, h.Span.EndLine, title, h.Score, stale)
+		if h.Snippet != "" {
+			fmt.Fprintf(e.stdout, "    %s\n", strings.ReplaceAll(strings.TrimSpace(h.Snippet), "\n", "\n    "))
+		}
+	}
+}
+
+func discoverCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "discover",
+		Usage:     "list what the workspace holds: " + strings.Join(interfaces.DiscoverSubjects, ", "),
+		UsageText: "tychora discover [--limit N] [--cursor C] [--json] SUBJECT",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200 (default 50)"},
+			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
+			&cli.BoolFlag{Name: "json", Usage: "print the /v1/discover body"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return withExit(exitUsage, errorf("discover takes one SUBJECT: %s", strings.Join(interfaces.DiscoverSubjects, ", ")))
+			}
+			req := interfaces.DiscoverRequest{Subject: c.Args().First(), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+				res, err := svc.Discover(ctx, interfaces.DiscoverArgs{Request: req})
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return printJSON(e.stdout, res)
+				}
+				for _, it := range res.Items {
+					fmt.Fprintln(e.stdout, oneLine(it))
+				}
+				if len(res.Items) == 0 {
+					fmt.Fprintln(e.stdout, "nothing yet")
+				}
+				if res.NextCursor != nil {
+					fmt.Fprintf(e.stderr, "tychora: more with --cursor %s\n", *res.NextCursor)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// oneLine prints an item as compact key=value pairs.
+func oneLine(v any) string {
+	m := toMap(v)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%s=%s", k, compact(m[k]))
+	}
+	return b.String()
+}
+
+func compact(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return x
+	case float64:
+		return fmt.Sprintf("%g", x)
+	}
+	s := mustJSON(v)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func inspectCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "inspect",
+		Usage:     "show what was indexed from a source and why: " + strings.Join(interfaces.InspectSubjects, ", "),
+		UsageText: "tychora inspect [--revision R] [--extraction E] [--include-content] [--limit N] [--cursor C] [--json] SUBJECT SOURCE_ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "revision", Usage: "a revision (default: the current one)"},
+			&cli.StringFlag{Name: "extraction", Usage: "an extraction, for channels"},
+			&cli.BoolFlag{Name: "include-content", Usage: "with revisions or coverage: the files' text"},
+			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200 (default 50)"},
+			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
+			&cli.BoolFlag{Name: "json", Usage: "print the /v1/inspect body"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return withExit(exitUsage, errorf("inspect takes SUBJECT and SOURCE_ID"))
+			}
+			req := interfaces.InspectRequest{Subject: c.Args().Get(0), SourceID: c.Args().Get(1), RevisionID: c.String("revision"),
+				ExtractionID: c.String("extraction"), IncludeContent: c.Bool("include-content"), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+				res, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: req})
+				if err != nil {
+					return err
+				}
+				return printJSON(e.stdout, res)
+			})
+		},
+	}
+}
+
+func mustJSON(v any) string { return jsonString(v) }
