@@ -1,0 +1,102 @@
+package render
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// HitCost is what one hit costs in tokens, for one counter and one render
+// format: the callers' cache of per-hit counts (DESIGN §6). Store it with
+// the evidence of a cached result and hand it back in FitInput.Costs; Fit
+// checks each count against a fingerprint of the exact fragment it stands
+// for, so a stale or foreign cost only costs time, never exactness.
+type HitCost struct {
+	Counter string `json:"counter"`
+	Format  Format `json:"format"`
+	// JSONTokens counts the hit's structured fragment: its compact JSON
+	// object without the opening `{"` and the closing `}` (with the text,
+	// or without it under a render). JSONSum fingerprints that fragment.
+	JSONTokens int    `json:"json_tokens"`
+	JSONSum    uint64 `json:"json_sum"`
+	// RenderedTokens counts the hit's whole block in Format (0 without a
+	// render); RenderedSum fingerprints it.
+	RenderedTokens int    `json:"rendered_tokens"`
+	RenderedSum    uint64 `json:"rendered_sum"`
+}
+
+// HitCostOf computes the cost of h, whole, for the named counter ("" is the
+// default) and format.
+func HitCostOf(counter string, f Format, h query.Hit) (HitCost, error) {
+	c, err := CounterFor(counter)
+	if err != nil {
+		return HitCost{}, err
+	}
+	if _, err := ParseFormat(string(f)); err != nil {
+		return HitCost{}, err
+	}
+	p, err := partsOf(f, &h)
+	if err != nil {
+		return HitCost{}, err
+	}
+	return HitCost{
+		Counter:        c.name,
+		Format:         f,
+		JSONTokens:     c.Count(p.core),
+		JSONSum:        fingerprint(p.core),
+		RenderedTokens: c.Count(p.block),
+		RenderedSum:    fingerprint(p.block),
+	}, nil
+}
+
+// parts are the strings a whole hit contributes to the answer.
+type parts struct {
+	core  string // structured fragment (see HitCost.JSONTokens)
+	block string // rendered block ("" without a render)
+	it    item   // the hit as the renderers see it
+}
+
+// partsOf builds the parts of h, whole: Truncated false, and no text in the
+// structured fragment under a render.
+func partsOf(f Format, h *query.Hit) (parts, error) {
+	sh := *h
+	sh.Truncated = false
+	if f != FormatNone {
+		sh.Text = nil
+	}
+	core, err := coreOf(&sh)
+	if err != nil {
+		return parts{}, err
+	}
+	p := parts{core: core}
+	if f != FormatNone {
+		p.block = blockFor(f, newItem(h, false))
+	}
+	return p, nil
+}
+
+// coreOf marshals h and strips the `{"` and `}` around it: the fragment of
+// the hits array that counts on its own (segments.go, rules A and C).
+func coreOf(h *query.Hit) (string, error) {
+	if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+		return "", workspace.Errorf(workspace.CodeInternal, "hit %s has a score that is not a finite number", h.EvidenceID)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return "", workspace.Wrap(workspace.CodeInternal, err, "encode hit")
+	}
+	return string(b[2 : len(b)-1]), nil
+}
+
+// fingerprint is 64-bit FNV-1a over s: stable across processes, so a cost
+// may be persisted with the evidence.
+func fingerprint(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

@@ -1,0 +1,130 @@
+package render
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// DefaultCounter is the token counter used when a request and the workspace
+// settings name none.
+const DefaultCounter = "o200k_base"
+
+// CounterInfo describes one token counter for `discover models`.
+type CounterInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Default     bool   `json:"default"`
+}
+
+// Counter counts tokens with one tiktoken encoding. It is safe for
+// concurrent use; get one with CounterFor.
+type Counter struct {
+	name  string
+	codec tokenizer.Codec
+}
+
+// counterDef is a lazily built, shared counter: building a codec compiles
+// its split expression and loads a vocabulary of 100k–200k entries (tens of
+// milliseconds), so each is built once per process.
+type counterDef struct {
+	info CounterInfo
+	enc  tokenizer.Encoding
+	once sync.Once
+	c    *Counter
+	err  error
+}
+
+var counterDefs = []*counterDef{
+	{info: CounterInfo{Name: "o200k_base", Description: "tiktoken o200k_base (GPT-4o, GPT-4.1, o-series, GPT-5); the default"}, enc: tokenizer.O200kBase},
+	{info: CounterInfo{Name: "cl100k_base", Description: "tiktoken cl100k_base (GPT-4, GPT-3.5-turbo, text-embedding-ada-002)"}, enc: tokenizer.Cl100kBase},
+}
+
+// Counters lists the available token counters, the default first.
+func Counters() []CounterInfo {
+	out := make([]CounterInfo, len(counterDefs))
+	for i, d := range counterDefs {
+		out[i] = d.info
+		out[i].Default = d.info.Name == DefaultCounter
+	}
+	return out
+}
+
+// CounterFor returns the shared counter for name ("" means DefaultCounter).
+// An unknown name is an INVALID_ARGUMENT error that lists the known ones.
+func CounterFor(name string) (*Counter, error) {
+	if name == "" {
+		name = DefaultCounter
+	}
+	for _, d := range counterDefs {
+		if d.info.Name != name {
+			continue
+		}
+		d.once.Do(func() {
+			codec, err := tokenizer.Get(d.enc)
+			if err != nil {
+				d.err = workspace.Wrap(workspace.CodeInternal, err, "token counter "+name+" is unavailable")
+				return
+			}
+			d.c = &Counter{name: name, codec: codec}
+		})
+		return d.c, d.err
+	}
+	return nil, workspace.Errorf(workspace.CodeInvalidArgument,
+		"unknown token counter %q: use o200k_base or cl100k_base", name)
+}
+
+// Name is the encoding's name, as reported in budget.counter.
+func (c *Counter) Name() string { return c.name }
+
+// Count returns the number of tokens in s (ordinary text: special-token
+// markers such as "<|endoftext|>" count as the text they are). The encoder
+// can only fail on a regular-expression timeout, which is never set; should
+// it fail, Count returns len(s), an upper bound (every token is at least one
+// byte).
+func (c *Counter) Count(s string) int {
+	n, err := c.codec.Count(s)
+	if err != nil {
+		return len(s)
+	}
+	return n
+}
+
+// CountBytes is Count over b.
+func (c *Counter) CountBytes(b []byte) int { return c.Count(string(b)) }
+
+// tokenEnds returns the byte offset in s at which each token of s ends, in
+// order; the last one is len(s). It is nil if s cannot be encoded (never in
+// practice), which makes callers fall back to whole counts.
+func (c *Counter) tokenEnds(s string) []int {
+	_, toks, err := c.codec.Encode(s)
+	if err != nil {
+		return nil
+	}
+	ends := make([]int, len(toks))
+	at := 0
+	for i, t := range toks {
+		at += len(t)
+		ends[i] = at
+	}
+	if at != len(s) {
+		return nil // the encoder rewrote the input (invalid UTF-8): offsets are unusable
+	}
+	return ends
+}
+
+// tokensBefore returns how many tokens end at or before offset a, and
+// whether a is itself a token end (or 0).
+func tokensBefore(ends []int, a int) (int, bool) {
+	if a == 0 {
+		return 0, true
+	}
+	i := sort.SearchInts(ends, a)
+	if i < len(ends) && ends[i] == a {
+		return i + 1, true
+	}
+	return i, false
+}

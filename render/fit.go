@@ -1,0 +1,496 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Target is budget.target: what the budget counts — the structuredContent
+// JSON of an MCP CallToolResult as it travels (DESIGN §6).
+const Target = "mcp-structured-json@2.2.0"
+
+// FitInput is what Fit sizes.
+type FitInput struct {
+	// Result is the answer before fitting: run_id, the request echo,
+	// total_matches, next_cursor and truncated (kept when already true),
+	// with Hits the ranked page, each with its full text. Budget,
+	// ContentTotals and Rendered are ignored and filled by Fit.
+	Result query.QueryResult
+	// Costs optionally holds a cached cost per hit, by index (HitCostOf, or
+	// FitOutput.Costs of an earlier fit). Missing or stale entries are
+	// computed.
+	Costs []HitCost
+	// MaxTokens is the budget; it must be positive (the caller applies the
+	// workspace's default_max_tokens).
+	MaxTokens int
+	// Counter names the token counter; "" is DefaultCounter.
+	Counter string
+	// Format is the render format; FormatNone keeps the text in the JSON.
+	Format Format
+	// Verify recounts the final bytes whole and, should the count by parts
+	// ever disagree, fits again counting whole strings only. It costs one
+	// full count (about 1–3 ms for 4,000 tokens).
+	Verify bool
+}
+
+// FitOutput is a fitted answer: exactly what to send.
+type FitOutput struct {
+	// Result is the fitted answer, Rendered nil. Structured is its encoding.
+	Result query.QueryResult
+	// Structured holds the structuredContent bytes: json.Marshal(Result),
+	// compact and HTML-escaped. Hand them to the SDK as json.RawMessage.
+	Structured []byte
+	// Rendered is the text block (MCP) or the "rendered" field (/v1); ""
+	// without a render.
+	Rendered string
+	// Costs has one entry per input hit: the cost of each hit Fit examined
+	// (the zero HitCost for the others), for the caller's cache.
+	Costs []HitCost
+}
+
+// V1JSON is the /v1 response body: Result with "rendered" added when a
+// render was asked for. budget.used_tokens keeps the MCP count (see
+// docs/render.md): the budget is defined on what an MCP client receives.
+func (o *FitOutput) V1JSON() ([]byte, error) {
+	if o.Result.Budget.RenderTarget == nil {
+		return o.Structured, nil
+	}
+	r := o.Result
+	r.Rendered = &o.Rendered
+	return json.Marshal(r)
+}
+
+// Fit sizes an answer to its budget on the exact bytes a client receives
+// (DESIGN §6; docs/render.md). It keeps the best hits whole in rank order
+// while they fit, cuts the next at a line boundary when at least one line
+// fits (marking it and the answer truncated), and ends the list at the
+// first hit that does not fit. budget.used_tokens — which sits inside the
+// counted JSON — equals the tokens of Structured plus those of Rendered. A
+// budget below the empty answer is an OUTPUT_BUDGET_EXCEEDED error naming
+// the minimum.
+func Fit(ctx context.Context, in FitInput) (*FitOutput, error) {
+	if in.MaxTokens <= 0 {
+		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "budget.max_tokens must be positive")
+	}
+	if _, err := ParseFormat(string(in.Format)); err != nil {
+		return nil, err
+	}
+	c, err := CounterFor(in.Counter)
+	if err != nil {
+		return nil, err
+	}
+	out, err := newFitter(ctx, c, in, false).fit()
+	if err != nil || !in.Verify {
+		return out, err
+	}
+	s := c.CountBytes(out.Structured)
+	if s == out.Result.ContentTotals.StructuredTokens && c.Count(out.Rendered) == out.Result.ContentTotals.RenderedTokens {
+		return out, nil
+	}
+	return newFitter(ctx, c, in, true).fit()
+}
+
+// fitter holds one Fit's state.
+type fitter struct {
+	ctx   context.Context
+	c     *Counter
+	t     *tally
+	f     Format
+	skel  query.QueryResult
+	hits  []query.Hit
+	n     int
+	max   int
+	trunc bool // truncated before fitting
+	in    []HitCost
+	costs []HitCost
+	frags []*parts
+
+	// Estimates, exact but for the tail: tailEst is the tokens of `}` +
+	// tail with every number at its widest; pre[k] the structured tokens
+	// before that tail and ren[k] the rendered tokens, for k whole hits.
+	tailEst  int
+	pre, ren []int
+	// guess starts the next fixed point: the last structured count found
+	// or estimated.
+	guess int
+}
+
+func newFitter(ctx context.Context, c *Counter, in FitInput, whole bool) *fitter {
+	f := &fitter{ctx: ctx, c: c, t: newTally(c), f: in.Format, skel: in.Result,
+		hits: append([]query.Hit(nil), in.Result.Hits...), max: in.MaxTokens,
+		trunc: in.Result.Truncated, in: in.Costs}
+	f.t.whole = whole
+	f.n = len(f.hits)
+	f.skel.Hits, f.skel.Rendered = nil, nil
+	f.costs = make([]HitCost, f.n)
+	f.frags = make([]*parts, f.n)
+	return f
+}
+
+// part returns the parts of hit i, whole, seeding the tally with cached
+// counts that still match.
+func (f *fitter) part(i int) (*parts, error) {
+	if p := f.frags[i]; p != nil {
+		return p, nil
+	}
+	if err := f.ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := partsOf(f.f, &f.hits[i])
+	if err != nil {
+		return nil, err
+	}
+	p.it = newItem(&f.hits[i], false)
+	cost := HitCost{Counter: f.c.name, Format: f.f, JSONSum: fingerprint(p.core), RenderedSum: fingerprint(p.block)}
+	if i < len(f.in) && f.in[i].Counter == f.c.name && f.in[i].Format == f.f && !f.t.whole {
+		if f.in[i].JSONSum == cost.JSONSum {
+			f.t.memo[p.core] = f.in[i].JSONTokens
+		}
+		if f.in[i].RenderedSum == cost.RenderedSum && p.block != "" {
+			f.t.memo[p.block] = f.in[i].RenderedTokens
+		}
+	}
+	cost.JSONTokens = f.t.count(p.core)
+	cost.RenderedTokens = f.t.count(p.block)
+	f.costs[i], f.frags[i] = cost, &p
+	return &p, nil
+}
+
+// plan is one candidate answer: hits [0,k) whole, then, when cut >= 0, hit
+// k cut after line cut+1.
+type plan struct {
+	k, cut int
+}
+
+func (p plan) returned() int {
+	if p.cut >= 0 {
+		return p.k + 1
+	}
+	return p.k
+}
+
+func (f *fitter) fit() (*FitOutput, error) {
+	if f.n == 0 {
+		return f.empty()
+	}
+	if err := f.startEstimates(); err != nil {
+		return nil, err
+	}
+	// Whole hits, in rank order, while the estimate fits. The estimate errs
+	// high by a few tokens at most (the widest numbers, a markdown blank
+	// line), so a next hit within that slack gets an exact try.
+	k, est := 0, 0
+	var err error
+	for ; k < f.n; k++ {
+		est, err = f.estimate(k + 1)
+		if err != nil {
+			return nil, err
+		}
+		if est > f.max {
+			break
+		}
+	}
+	if k == f.n || est <= f.max+slack {
+		out, err := f.finalize(plan{k: min(k+1, f.n), cut: -1}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil && out.Result.Budget.UsedTokens <= f.max {
+			if k+1 < f.n { // the exact try won a hit: keep going
+				return f.grow(out, k+1)
+			}
+			return out, nil
+		}
+		if k == f.n {
+			k--
+		}
+	}
+	for ; k >= 0; k-- {
+		out, err := f.tryCut(k)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			return out, nil
+		}
+		if k == 0 {
+			break
+		}
+		out, err = f.finalize(plan{k: k, cut: -1}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil && out.Result.Budget.UsedTokens <= f.max {
+			return out, nil
+		}
+	}
+	return f.empty()
+}
+
+// empty is the answer without hits, the floor: a budget it does not fit is
+// refused.
+func (f *fitter) empty() (*FitOutput, error) {
+	f.guess = 0
+	out, err := f.finalize(plan{k: 0, cut: -1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, workspace.Errorf(workspace.CodeInternal, "used_tokens has no fixed point")
+	}
+	if out.Result.Budget.UsedTokens > f.max {
+		return nil, f.tooSmall()
+	}
+	return out, nil
+}
+
+// slack bounds how far an estimate may exceed the exact total.
+const slack = 16
+
+// grow continues from out, an exact fit of k whole hits, adding whole hits
+// while their exact fit holds, then trying to cut the next.
+func (f *fitter) grow(out *FitOutput, k int) (*FitOutput, error) {
+	for ; k < f.n; k++ {
+		est, err := f.estimate(k + 1)
+		if err != nil {
+			return nil, err
+		}
+		if est > f.max+slack {
+			break
+		}
+		next, err := f.finalize(plan{k: k + 1, cut: -1}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil || next.Result.Budget.UsedTokens > f.max {
+			break
+		}
+		out = next
+	}
+	if k < f.n {
+		cut, err := f.tryCut(k)
+		if err != nil {
+			return nil, err
+		}
+		if cut != nil {
+			return cut, nil
+		}
+	}
+	return out, nil
+}
+
+// skeleton is the answer's JSON without hits for plan p with the given
+// structured and rendered counts.
+func (f *fitter) skeleton(p plan, s, r int) query.QueryResult {
+	res := f.skel
+	res.Truncated = f.trunc || p.returned() < f.n || p.cut >= 0
+	res.Budget = query.BudgetInfo{MaxTokens: f.max, UsedTokens: s + r, Counter: f.c.name,
+		Target: Target, RenderTarget: f.f.Target()}
+	res.ContentTotals = query.ContentTotals{HitsAvailable: f.n, HitsReturned: p.returned(),
+		StructuredTokens: s, RenderedTokens: r}
+	return res
+}
+
+// split encodes res around its hits array: head ends with "[", tail starts
+// with "]". It finds the array by encoding res with no hit and with one
+// empty hit, so it depends on no field name or order.
+func split(res query.QueryResult) (head, tail string, err error) {
+	res.Hits = []query.Hit{}
+	b0, err := json.Marshal(res)
+	if err != nil {
+		return "", "", workspace.Wrap(workspace.CodeInternal, err, "encode result")
+	}
+	res.Hits = []query.Hit{{}}
+	b1, err := json.Marshal(res)
+	if err != nil {
+		return "", "", workspace.Wrap(workspace.CodeInternal, err, "encode result")
+	}
+	i := 0
+	for i < len(b0) && i < len(b1) && b0[i] == b1[i] {
+		i++
+	}
+	if i == 0 || i >= len(b0) || b0[i-1] != '[' || b0[i] != ']' {
+		return "", "", workspace.Errorf(workspace.CodeInternal, "encode result: hits array not found")
+	}
+	return string(b0[:i]), string(b0[i:]), nil
+}
+
+// structSegs lays out the structured JSON as segments that split (rules A
+// and C): head`{"` core `},{"` core … core `}`tail.
+func structSegs(head string, cores []string, tail string) []string {
+	if len(cores) == 0 {
+		return splitNumbers(head + tail)
+	}
+	segs := make([]string, 0, 2*len(cores)+1)
+	segs = append(segs, head+`{"`)
+	for i, c := range cores {
+		if i > 0 {
+			segs = append(segs, `},{"`)
+		}
+		segs = append(segs, c)
+	}
+	return append(segs, splitNumbers(`}`+tail)...)
+}
+
+// startEstimates sets tailEst — the tokens of `}` + tail with every number
+// at its widest (max_tokens for the counts, n hits returned), truncated or
+// not — and the estimate of zero hits.
+func (f *fitter) startEstimates() error {
+	for _, cut := range []int{-1, 0} {
+		p := plan{k: f.n, cut: cut}
+		if cut >= 0 {
+			p.k = f.n - 1
+		}
+		_, tail, err := split(f.skeleton(p, f.max, f.max))
+		if err != nil {
+			return err
+		}
+		f.tailEst = max(f.tailEst, f.t.sum(splitNumbers(`}`+tail)))
+	}
+	head, _, err := split(f.skeleton(plan{k: f.n, cut: -1}, f.max, f.max))
+	if err != nil {
+		return err
+	}
+	f.pre, f.ren = []int{f.t.count(head + `{"`)}, []int{0}
+	return nil
+}
+
+// estimate is the total of k whole hits, exact but for the widest-number
+// tail (segments split where parts meet, so the parts' counts add up).
+func (f *fitter) estimate(k int) (int, error) {
+	for i := len(f.pre) - 1; i < k; i++ {
+		p, err := f.part(i)
+		if err != nil {
+			return 0, err
+		}
+		s := f.t.count(p.core)
+		if i > 0 {
+			s += f.t.count(`},{"`)
+		}
+		f.pre = append(f.pre, f.pre[i]+s)
+		f.ren = append(f.ren, f.ren[i]+f.t.count(p.block)+f.headers(i))
+	}
+	f.guess = f.pre[k] + f.tailEst
+	return f.pre[k] + f.ren[k] + f.tailEst, nil
+}
+
+// headers counts the hierarchical-evidence@1 elements hit i opens (and
+// closes) after hits [0,i): its document and its section, when new.
+func (f *fitter) headers(i int) int {
+	if f.f != FormatHierarchical {
+		return 0
+	}
+	h := &f.hits[i]
+	dk, sk := documentKey(h), sectionKey(h)
+	newDoc, newSec := true, sk != ""
+	for j := range i {
+		if documentKey(&f.hits[j]) == dk {
+			newDoc = false
+			if sectionKey(&f.hits[j]) == sk {
+				newSec = false
+				break
+			}
+		}
+	}
+	n := 0
+	if newDoc {
+		n += f.t.count(documentOpen(h)) + f.t.count(documentClose)
+	}
+	if newSec {
+		n += f.t.count(sectionOpen(h)) + f.t.count(sectionClose)
+	}
+	return n
+}
+
+// finalize builds plan p exactly. It iterates structured_tokens (and
+// used_tokens, its sum with rendered_tokens) to a fixed point, since their
+// digits are part of what they count: write a guess, count, write the
+// count, until the count is what is written. Only the digits of the two
+// numbers change between rounds, and each 1–3 digit group is one token in
+// both encodings, so the count moves with the number of digit groups and
+// settles in one to three rounds. Should it ever cycle, finalize returns
+// nil, nil and the caller tries a smaller plan. cut supplies the cut hit.
+func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
+	hits := make([]query.Hit, 0, p.returned())
+	cores := make([]string, 0, p.returned())
+	items := make([]item, 0, p.returned())
+	blocks := make([]string, 0, p.returned())
+	for i := range p.k {
+		pt, err := f.part(i)
+		if err != nil {
+			return nil, err
+		}
+		h := f.hits[i]
+		h.Truncated = false
+		if f.f != FormatNone {
+			h.Text = nil
+		}
+		hits = append(hits, h)
+		cores = append(cores, pt.core)
+		items = append(items, pt.it)
+		blocks = append(blocks, pt.block)
+	}
+	if p.cut >= 0 {
+		h, core, it, block := cut.at(p.cut)
+		hits = append(hits, h)
+		cores = append(cores, core)
+		items = append(items, it)
+		blocks = append(blocks, block)
+	}
+	var rendered string
+	r := 0
+	if f.f != FormatNone {
+		segs := renderSegments(f.f, items, blocks, true)
+		r = f.t.sum(segs)
+		rendered = strings.Join(segs, "")
+	}
+	s := f.guess
+	seen := map[int]bool{}
+	for range 12 {
+		res := f.skeleton(p, s, r)
+		head, tail, err := split(res)
+		if err != nil {
+			return nil, err
+		}
+		segs := structSegs(head, cores, tail)
+		s2 := f.t.sum(segs)
+		if s2 == s {
+			f.guess = s
+			res.Hits = hits
+			return &FitOutput{Result: res, Structured: []byte(strings.Join(segs, "")),
+				Rendered: rendered, Costs: f.costs}, nil
+		}
+		if seen[s2] {
+			break // oscillation
+		}
+		seen[s] = true
+		s = s2
+	}
+	return nil, nil
+}
+
+// tooSmall is the refusal of a budget below the empty answer. The minimum
+// depends on the digits of max_tokens itself, so it is the least m whose
+// empty answer fits in m.
+func (f *fitter) tooSmall() error {
+	best := -1
+	g := *f
+	for d, lo := 1, 1; d <= 10; d, lo = d+1, lo*10 {
+		g.max = lo
+		out, err := g.finalize(plan{k: 0, cut: -1}, nil)
+		if err != nil || out == nil {
+			continue
+		}
+		m := max(out.Result.Budget.UsedTokens, lo)
+		if m < lo*10 && (best < 0 || m < best) {
+			best = m
+		}
+	}
+	return workspace.Errorf(workspace.CodeOutputBudgetExceeded,
+		"budget.max_tokens %d is below the smallest answer: at least %d tokens are needed (with %s)",
+		f.max, best, f.c.name)
+}

@@ -1,0 +1,393 @@
+package render
+
+import (
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Format names a render format: the text block (MCP) or the "rendered"
+// field (/v1) that carries the hits' text when a render is asked for.
+type Format string
+
+// The render formats. FormatNone (the zero value) means no render: the
+// hits' text travels in the structured JSON.
+const (
+	FormatNone         Format = ""
+	FormatMarkdown     Format = "markdown@1"
+	FormatAgent        Format = "agent@1"
+	FormatHierarchical Format = "hierarchical-evidence@1"
+)
+
+// Formats lists the render format names, in the order docs present them.
+func Formats() []string {
+	return []string{string(FormatMarkdown), string(FormatAgent), string(FormatHierarchical)}
+}
+
+// ParseFormat parses a render argument. "" is FormatNone; an unknown name
+// is an INVALID_ARGUMENT error that lists the known ones.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case FormatNone, FormatMarkdown, FormatAgent, FormatHierarchical:
+		return f, nil
+	}
+	return FormatNone, workspace.Errorf(workspace.CodeInvalidArgument,
+		"unknown render %q: use %s", s, strings.Join(Formats(), ", "))
+}
+
+// Target is the value of budget.render_target: the format name, or nil for
+// FormatNone.
+func (f Format) Target() *string {
+	if f == FormatNone {
+		return nil
+	}
+	s := string(f)
+	return &s
+}
+
+// Render renders hits as they are (their Text, cut or whole, and their
+// Truncated flags) in format f. It is what Fit puts in FitOutput.Rendered
+// for the hits it keeps; "" for FormatNone.
+func Render(f Format, hits []query.Hit) string {
+	if f == FormatNone {
+		return ""
+	}
+	items := make([]item, len(hits))
+	for i := range hits {
+		items[i] = newItem(&hits[i], hits[i].Truncated)
+	}
+	return strings.Join(renderSegments(f, items, nil, true), "")
+}
+
+// item is one hit as a renderer shows it.
+type item struct {
+	h     *query.Hit
+	text  string // valid UTF-8, ends in "\n" unless empty
+	cut   bool   // text is a prefix of the evidence
+	shown int    // last line shown
+}
+
+// newItem prepares h with its own Text (nil and "" show no text).
+func newItem(h *query.Hit, cut bool) item {
+	it := item{h: h, cut: cut, shown: h.Span.EndLine}
+	if h.Text != nil && *h.Text != "" {
+		it.text = validUTF8(*h.Text)
+		if !strings.HasSuffix(it.text, "\n") {
+			it.text += "\n"
+		}
+		if cut {
+			it.shown = h.Span.StartLine + strings.Count(it.text, "\n") - 1
+		}
+	}
+	return it
+}
+
+// renderSegments renders items as a list of segments whose concatenation is
+// the rendered text. blocks, when not nil, holds prebuilt whole-hit blocks
+// (blockFor) by item index ("" to build). With final false the segments are
+// for an estimate: the last markdown block keeps its blank line, so that
+// every block is one whose count is known.
+func renderSegments(f Format, items []item, blocks []string, final bool) []string {
+	if len(items) == 0 {
+		return []string{emptyText(f)}
+	}
+	block := func(i int) string {
+		if blocks != nil && i < len(blocks) && blocks[i] != "" {
+			return blocks[i]
+		}
+		return blockFor(f, items[i])
+	}
+	if f == FormatHierarchical {
+		return hierarchical(items, block)
+	}
+	segs := make([]string, len(items))
+	for i := range items {
+		segs[i] = block(i)
+	}
+	if f == FormatMarkdown && final {
+		// Blocks end in a blank line; the text does not.
+		last := segs[len(segs)-1]
+		segs[len(segs)-1] = last[:len(last)-1]
+	}
+	return segs
+}
+
+func emptyText(f Format) string {
+	if f == FormatMarkdown {
+		return "_No hits._\n"
+	}
+	return "no hits\n"
+}
+
+// blockFor renders the block of one item: a markdown or agent block, or a
+// hierarchical chunk element. Every block ends in "\n" and starts with a
+// printable ASCII character other than '/', so blocks always split (rule B
+// of segments.go) and count independently.
+func blockFor(f Format, it item) string {
+	head, tail := blockParts(f, it)
+	return head + it.text + tail
+}
+
+// blockParts returns what goes before and after the item's text.
+func blockParts(f Format, it item) (head, tail string) {
+	switch f {
+	case FormatMarkdown:
+		return markdownParts(it)
+	case FormatAgent:
+		return agentHead(it), ""
+	case FormatHierarchical:
+		return chunkHead(it), "</chunk>\n"
+	}
+	return "", ""
+}
+
+// citation is "path:start-end" for the lines shown.
+func citation(it item) string {
+	return oneLine(it.h.Path) + ":" + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown)
+}
+
+// headingContext is the heading path, or the title when there is none.
+func headingContext(h *query.Hit) string {
+	if len(h.HeadingPath) > 0 {
+		return oneLine(strings.Join(h.HeadingPath, " > "))
+	}
+	if h.Title != "" && h.Title != h.Path {
+		return oneLine(h.Title)
+	}
+	return ""
+}
+
+func flags(it item) string {
+	var b strings.Builder
+	if it.cut {
+		b.WriteString(" (truncated; evidence spans " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
+	}
+	if it.h.Stale {
+		b.WriteString(" (stale: the file changed since it was indexed)")
+	}
+	return b.String()
+}
+
+// markdownParts: "## `path:start-end` — context (flags)", a blank line,
+// then the text in a fence tagged with its language, then a blank line.
+func markdownParts(it item) (head, tail string) {
+	var b strings.Builder
+	b.WriteString("## ")
+	b.WriteString(inlineCode(citation(it)))
+	if c := headingContext(it.h); c != "" {
+		b.WriteString(" — ")
+		b.WriteString(c)
+	}
+	b.WriteString(flags(it))
+	b.WriteString("\n\n")
+	if it.text == "" {
+		return b.String(), ""
+	}
+	fence := strings.Repeat("`", max(3, longestRun(it.text, '`')+1))
+	b.WriteString(fence)
+	b.WriteString(language(it.h))
+	b.WriteString("\n")
+	return b.String(), fence + "\n\n"
+}
+
+// agentHead: "==> path:start-end <== context (flags)"; the text follows as
+// is.
+func agentHead(it item) string {
+	var b strings.Builder
+	b.WriteString("==> ")
+	b.WriteString(citation(it))
+	b.WriteString(" <==")
+	if c := headingContext(it.h); c != "" {
+		b.WriteString(" ")
+		b.WriteString(c)
+	}
+	b.WriteString(flags(it))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// chunkHead: <chunk id lines hash [truncated span] [stale]>; the text and
+// </chunk> follow.
+func chunkHead(it item) string {
+	var b strings.Builder
+	b.WriteString(`<chunk id="`)
+	b.WriteString(attr(it.h.EvidenceID))
+	b.WriteString(`" lines="`)
+	b.WriteString(strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown))
+	b.WriteString(`" hash="`)
+	b.WriteString(attr(it.h.Hash))
+	b.WriteString(`"`)
+	if it.cut {
+		b.WriteString(` truncated="true" span="` + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + `"`)
+	}
+	if it.h.Stale {
+		b.WriteString(` stale="true"`)
+	}
+	b.WriteString(">\n")
+	return b.String()
+}
+
+// hierarchical groups items into document → section → chunk: documents in
+// the order of their best hit, sections within a document likewise, chunks
+// in rank order. Chunks without a heading path sit directly in their
+// document.
+func hierarchical(items []item, block func(int) string) []string {
+	type section struct {
+		key    string
+		chunks []int
+	}
+	type document struct {
+		key      string
+		first    int
+		sections []*section
+	}
+	var docs []*document
+	docOf := map[string]*document{}
+	for i, it := range items {
+		dk := documentKey(it.h)
+		d := docOf[dk]
+		if d == nil {
+			d = &document{key: dk, first: i}
+			docOf[dk] = d
+			docs = append(docs, d)
+		}
+		sk := sectionKey(it.h)
+		var s *section
+		for _, x := range d.sections {
+			if x.key == sk {
+				s = x
+				break
+			}
+		}
+		if s == nil {
+			s = &section{key: sk}
+			d.sections = append(d.sections, s)
+		}
+		s.chunks = append(s.chunks, i)
+	}
+	segs := make([]string, 0, 2*len(items)+4*len(docs))
+	for _, d := range docs {
+		segs = append(segs, documentOpen(items[d.first].h))
+		for _, s := range d.sections {
+			if s.key != "" {
+				segs = append(segs, sectionOpen(items[s.chunks[0]].h))
+			}
+			for _, i := range s.chunks {
+				segs = append(segs, block(i))
+			}
+			if s.key != "" {
+				segs = append(segs, sectionClose)
+			}
+		}
+		segs = append(segs, documentClose)
+	}
+	return segs
+}
+
+// The elements of hierarchical-evidence@1 around chunks.
+const (
+	sectionClose  = "</section>\n"
+	documentClose = "</document>\n"
+)
+
+func documentKey(h *query.Hit) string { return h.SourceID + "\x00" + h.Path }
+func sectionKey(h *query.Hit) string  { return strings.Join(h.HeadingPath, "\x00") }
+
+func documentOpen(h *query.Hit) string {
+	open := `<document path="` + attr(h.Path) + `" kind="` + attr(h.Kind) + `" source="` + attr(h.SourceID) + `" revision="` + attr(h.RevisionID) + `"`
+	if h.Title != "" {
+		open += ` title="` + attr(h.Title) + `"`
+	}
+	return open + ">\n"
+}
+
+func sectionOpen(h *query.Hit) string {
+	return `<section heading="` + attr(strings.Join(h.HeadingPath, " > ")) + "\">\n"
+}
+
+// attr escapes an XML attribute value (and keeps it on one line).
+var attrEscaper = strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", "\n", "&#10;", "\r", "&#13;", "\t", "&#9;")
+
+func attr(s string) string { return attrEscaper.Replace(validUTF8(s)) }
+
+var lineEscaper = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
+
+// oneLine keeps a field on one line.
+func oneLine(s string) string { return lineEscaper.Replace(validUTF8(s)) }
+
+// inlineCode wraps s in a code span that s cannot close.
+func inlineCode(s string) string {
+	ticks := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return ticks + " " + s + " " + ticks
+	}
+	return ticks + s + ticks
+}
+
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}
+
+// validUTF8 replaces each byte of an invalid sequence with U+FFFD, as
+// encoding/json does, so that the rendered text counted here is the text a
+// client decodes from the JSON that carries it.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// languages maps file extensions to fence info strings.
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".jsx": "jsx", ".ts": "typescript", ".tsx": "tsx", ".rs": "rust", ".java": "java", ".kt": "kotlin",
+	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".rb": "ruby",
+	".php": "php", ".swift": "swift", ".scala": "scala", ".sh": "sh", ".bash": "bash", ".zsh": "zsh",
+	".sql": "sql", ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".json": "json",
+	".yaml": "yaml", ".yml": "yaml", ".toml": "toml", ".xml": "xml", ".md": "markdown",
+	".markdown": "markdown", ".proto": "protobuf", ".lua": "lua", ".pl": "perl", ".r": "r",
+	".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml",
+	".clj": "clojure", ".dart": "dart", ".zig": "zig", ".tf": "hcl", ".ini": "ini", ".txt": "text",
+}
+
+// language is the fence info string for h: from its extension, else its
+// kind when that names a language, else none.
+func language(h *query.Hit) string {
+	ext := strings.ToLower(path.Ext(h.Path))
+	if l, ok := languages[ext]; ok {
+		return l
+	}
+	if base := strings.ToLower(path.Base(h.Path)); base == "dockerfile" || base == "makefile" {
+		return base
+	}
+	switch h.Kind {
+	case "markdown", "html", "json", "yaml", "toml", "xml", "text":
+		return h.Kind
+	}
+	return ""
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package render
+
+func init() { raceEnabled = true }

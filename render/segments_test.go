@@ -1,0 +1,210 @@
+package render
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// reference counts with codecs of their own, built apart from the
+// package's shared counters: the independent recount of every test.
+var reference = struct {
+	once sync.Once
+	m    map[string]tokenizer.Codec
+}{}
+
+func refCount(t testing.TB, counter, s string) int {
+	t.Helper()
+	reference.once.Do(func() {
+		reference.m = map[string]tokenizer.Codec{}
+		for _, e := range []tokenizer.Encoding{tokenizer.O200kBase, tokenizer.Cl100kBase} {
+			c, err := tokenizer.Get(e)
+			if err != nil {
+				panic(err)
+			}
+			reference.m[string(e)] = c
+		}
+	})
+	if counter == "" {
+		counter = DefaultCounter
+	}
+	n, err := reference.m[counter].Count(s)
+	if err != nil {
+		t.Fatalf("reference count: %v", err)
+	}
+	return n
+}
+
+// atoms are the pieces random strings are made of: what JSON, rendered
+// blocks and source text put next to each other.
+var atoms = []string{
+	"a", "Z", "e", "s", "id", "evidence_id", "false", "true", "'s", "'", "0", "7", "42", "1234",
+	"{", "}", "[", "]", "\"", ":", ",", "},{\"", "\":\"", "\\n", "\\u003c", "\\\"", "/", "//", "#", "##",
+	"```", "<", ">", "&", "-", "_", ".", " ", "  ", "\t", "\n", "\n\n", "\r\n", " \n", "é", "漢字", "🎉",
+	"\u00a0", "\u2028", "\u0301", "==> ", "<chunk id=\"", "</chunk>\n", "Hello", "HTTPServer", "'S", "'ll",
+	"/\n", "\n/", "\\u", "٣٤", "x²",
+}
+
+// chars are single characters for strings that mix ASCII classes densely.
+var chars = []string{" ", "\t", "\n", "\r", "!", "\"", "#", "$", "%", "&", "'", "(", ")", "*", "+", ",", "-",
+	".", "/", "0", "1", "9", ":", ";", "<", "=", ">", "?", "@", "A", "S", "Z", "a", "d", "l", "s", "t", "z",
+	"[", "\\", "]", "^", "_", "`", "{", "|", "}", "~", "é", "ſ", "\u0085", "\u2028", "\u0301", "٣"}
+
+// randomString joins n atoms or, one time in two, n single characters.
+func randomString(r *rand.Rand, n int) string {
+	from := atoms
+	if r.IntN(2) == 0 {
+		from = chars
+		n *= 2
+	}
+	var b strings.Builder
+	for range n {
+		b.WriteString(from[r.IntN(len(from))])
+	}
+	return b.String()
+}
+
+// TestSplitsIsExact checks rules A–D against the encoders: wherever splits
+// says a string splits, the counts of the two sides add up to the count of
+// the whole.
+func TestSplitsIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := map[string]int{}
+	rounds := 400
+	if testing.Short() {
+		rounds = 100
+	}
+	for _, counter := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range rounds {
+			s := randomString(r, 4+r.IntN(24))
+			whole := refCount(t, counter, s)
+			for p := 1; p < len(s); p++ {
+				if !splits(s[:p], s[p:]) {
+					continue
+				}
+				checked[counter]++
+				if got := c.Count(s[:p]) + c.Count(s[p:]); got != whole {
+					t.Fatalf("%s: %q | %q: %d + parts = %d, whole %d", counter, s[:p], s[p:], got-c.Count(s[p:]), got, whole)
+				}
+			}
+		}
+	}
+	for counter, n := range checked {
+		if n < 200 {
+			t.Errorf("%s: only %d split points checked", counter, n)
+		}
+	}
+}
+
+func TestSplitsRules(t *testing.T) {
+	for _, tc := range []struct {
+		prev, next string
+		want       bool
+	}{
+		{`"hits":[{"`, `evidence_id`, true}, // A
+		{`[{`, `"e`, false},
+		{`{`, `e`, false},     // A needs two punctuation characters
+		{"\n/\\", `n`, false}, // … the first not '/'
+		{`/{`, `e`, false},
+		{"```\n", "## x", true}, // B
+		{"x\n", "/usr", false},
+		{"x\n", " y", false},
+		{"x\n", "\ny", false},
+		{`false`, `},{"`, true}, // C
+		{`dog`, `'s`, false},
+		{`":`, `42`, true}, // A, digits
+		{`/:`, `42`, false},
+		{`42`, `,"`, true}, // D
+		{`42`, `7`, false},
+		{``, `x`, true},
+		{` `, `x`, false},
+	} {
+		if got := splits(tc.prev, tc.next); got != tc.want {
+			t.Errorf("splits(%q, %q) = %v, want %v", tc.prev, tc.next, got, tc.want)
+		}
+	}
+}
+
+// TestPrefixCounterIsExact compares prefix counts with whole counts at
+// every line boundary of random texts, inside random heads and tails.
+func TestPrefixCounterIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	rounds := 60
+	if testing.Short() {
+		rounds = 20
+	}
+	for _, counter := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range rounds {
+			var b strings.Builder
+			for range 2 + r.IntN(30) {
+				b.WriteString(randomString(r, r.IntN(12)))
+				b.WriteString("\n")
+			}
+			s := b.String()
+			head, tail := randomString(r, r.IntN(4)), randomString(r, r.IntN(4))
+			pc := newPrefixCounter(newTally(c), s, r.IntN(200))
+			for _, m := range lineCuts(s) {
+				want := refCount(t, counter, head+s[:m]+tail)
+				if got := pc.count(head, m, tail); got != want {
+					t.Fatalf("%s: count(%q, %q, %q) = %d, want %d", counter, head, s[:m], tail, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestDigitGroupsAreOneToken backs the fixed point's argument: every run of
+// one to three digits is one token in both encodings, so a number's count
+// depends only on how many digits it has.
+func TestDigitGroupsAreOneToken(t *testing.T) {
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d, lim := 1, 10; d <= 3; d, lim = d+1, lim*10 {
+			for n := range lim {
+				if s := fmt.Sprintf("%0*d", d, n); c.Count(s) != 1 {
+					t.Fatalf("%s: %q is %d tokens", name, s, c.Count(s))
+				}
+			}
+		}
+	}
+}
+
+func TestSplitNumbers(t *testing.T) {
+	got := splitNumbers(`}],"total_matches":87,"budget":{"max_tokens":4000,"used_tokens":3988},"run":"r2d2"}`)
+	want := []string{`}],"total_matches":`, `87`, `,"budget":{"max_tokens":`, `4000`, `,"used_tokens":`, `3988`, `},"run":"r2`, `d2`, `"}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("splitNumbers = %q", got)
+	}
+}
+
+func TestTallySum(t *testing.T) {
+	c, err := CounterFor("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		segs := make([]string, 1+r.IntN(8))
+		for i := range segs {
+			segs[i] = randomString(r, r.IntN(6))
+		}
+		if got, want := newTally(c).sum(segs), refCount(t, "", strings.Join(segs, "")); got != want {
+			t.Fatalf("sum(%q) = %d, want %d", segs, got, want)
+		}
+	}
+}
