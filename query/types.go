@@ -52,6 +52,7 @@ type Hit struct {
 	SourceID    string   `json:"source_id"`
 	RevisionID  string   `json:"revision_id"`
 	Kind        string   `json:"kind"`
+	Language    string   `json:"language"`
 	Path        string   `json:"path"`
 	Title       string   `json:"title"`
 	HeadingPath []string `json:"heading_path"`

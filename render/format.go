@@ -375,9 +375,13 @@ var languages = map[string]string{
 	".clj": "clojure", ".dart": "dart", ".zig": "zig", ".tf": "hcl", ".ini": "ini", ".txt": "text",
 }
 
-// language is the fence info string for h: from its extension, else its
-// kind when that names a language, else none.
+// language is the fence info string for h: the language the index
+// recorded, else from its extension, else its kind when that names a
+// language, else none.
 func language(h *query.Hit) string {
+	if h.Language != "" {
+		return h.Language
+	}
 	ext := strings.ToLower(path.Ext(h.Path))
 	if l, ok := languages[ext]; ok {
 		return l
