@@ -147,9 +147,6 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			return items, err
 		}
 	}
-	if slices.Contains([]string{SubjectProfiles, SubjectRuns, SubjectModels}, subject) {
-		return nil, workspace.Errorf(workspace.CodeUnavailable, "discover %s is not available in this build yet", subject)
-	}
 	return nil, workspace.Errorf(workspace.CodeInvalidArgument, "subject %q: use kinds, facets, relations, profiles, languages, sources, settings, runs or models", subject)
 }
 

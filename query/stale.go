@@ -1,11 +1,17 @@
 package query
 
 import (
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // FileState is what the index recorded about a file.
@@ -52,4 +58,41 @@ func IsStale(f FileState) bool {
 		return true
 	}
 	return hex.EncodeToString(h.Sum(nil)) != f.SHA256
+}
+
+// RefreshStale sets each hit's Stale flag from the files on disk now, so
+// that a cached ranking never serves changed or deleted content as
+// current.
+func RefreshStale(ctx context.Context, db *workspace.DB, hits []Hit) error {
+	type key struct{ source, path string }
+	states := map[key]*FileState{}
+	for _, h := range hits {
+		states[key{h.SourceID, h.Path}] = nil
+	}
+	for k := range states {
+		var (
+			f        FileState
+			size, mt sql.NullInt64
+			sha      sql.NullString
+		)
+		err := db.R.QueryRowContext(ctx, `SELECT s.path, s.kind, f.size, f.mtime_ns, f.sha256 FROM sources s
+			LEFT JOIN files f ON f.source_id = s.id AND f.path = ? WHERE s.id = ?`, k.path, k.source).
+			Scan(&f.SourcePath, &f.SourceKind, &size, &mt, &sha)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the source is gone: stale
+		}
+		if err != nil {
+			return fmt.Errorf("stale check: %w", err)
+		}
+		if !sha.Valid {
+			continue
+		}
+		f.Path, f.Size, f.MtimeNs, f.SHA256 = k.path, size.Int64, mt.Int64, sha.String
+		states[k] = &f
+	}
+	for i := range hits {
+		f := states[key{hits[i].SourceID, hits[i].Path}]
+		hits[i].Stale = f == nil || IsStale(*f)
+	}
+	return nil
 }

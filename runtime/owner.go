@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	httpapi "github.com/tychora/tychora/interfaces/http"
@@ -82,6 +83,10 @@ type Owner struct {
 	queue     *jobs.Queue
 
 	discoverer *query.Discoverer
+	engine     *query.Engine
+	runs       *query.Recorder
+	cache      *searchCache
+	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
 
@@ -197,11 +202,14 @@ func (own *Owner) open(ctx context.Context) error {
 		MaxFileBytes: s.MaxFileBytes,
 		Logger:       own.log,
 	})
-	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors}
+	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
+	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
+	own.cache = newSearchCache(1024)
+	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{own.indexer}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -259,6 +267,9 @@ func (own *Owner) abort() {
 	}
 	if own.queue != nil {
 		_ = own.queue.Close(context.Background())
+	}
+	if own.runs != nil {
+		own.runs.Close()
 	}
 	if own.db != nil {
 		_ = own.db.Close()
@@ -330,6 +341,7 @@ func (own *Owner) close(ctx context.Context) error {
 	if err := own.queue.Close(sctx); err != nil {
 		errs = append(errs, err)
 	}
+	own.runs.Close()
 	if err := own.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close index: %w", err))
 	}

@@ -1,0 +1,325 @@
+package query
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// RunHit is one hit as a run records it.
+type RunHit struct {
+	EvidenceID string  `json:"evidence_id"`
+	Hash       string  `json:"hash"`
+	Score      float64 `json:"score"`
+}
+
+// Run is a recorded search (DESIGN §7).
+type Run struct {
+	ID           string        `json:"id"`
+	CreatedAt    time.Time     `json:"created_at"`
+	Principal    string        `json:"principal"`
+	RequestHash  string        `json:"request_hash"`
+	Request      *QueryRequest `json:"request"` // kept only with query_history "full"
+	Retained     bool          `json:"retained"`
+	Render       string        `json:"render"`
+	Hits         []RunHit      `json:"hits"`
+	TotalMatches int           `json:"total_matches"`
+	UsedTokens   int           `json:"used_tokens"`
+	Truncated    bool          `json:"truncated"`
+	DurationUS   int64         `json:"duration_us"`
+	ReplayOf     *string       `json:"replay_of"`
+}
+
+// RequestHash is the hex sha256 of the normalized request's JSON.
+func RequestHash(req QueryRequest) string {
+	b, _ := json.Marshal(req)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Recorder records runs without putting a write on the search path: runs
+// queue in memory and are written in batches, one transaction each. A read
+// of runs first flushes what is queued, so a run is visible as soon as its
+// search has answered.
+type Recorder struct {
+	db       *workspace.DB
+	full     bool
+	log      *slog.Logger
+	mu       sync.Mutex
+	pending  []Run
+	flushMu  sync.Mutex
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// NewRecorder starts a recorder; full keeps request bodies
+// (query_history "full"). Close flushes and stops it.
+func NewRecorder(db *workspace.DB, full bool, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Recorder{db: db, full: full, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+// NewRunID returns a fresh run id.
+func NewRunID() string { return "run_" + uuid.NewString() }
+
+// Record queues a run. The request body is dropped unless history is full.
+func (r *Recorder) Record(run Run) {
+	if !r.full {
+		run.Request = nil
+	}
+	r.mu.Lock()
+	r.pending = append(r.pending, run)
+	n := len(r.pending)
+	r.mu.Unlock()
+	if n >= 256 {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			if err := r.Flush(context.Background()); err != nil {
+				r.log.Error("record runs", "err", err)
+			}
+			return
+		case <-t.C:
+		case <-r.kick:
+		}
+		if err := r.Flush(context.Background()); err != nil {
+			r.log.Error("record runs", "err", err)
+		}
+	}
+}
+
+// Flush writes every queued run.
+func (r *Recorder) Flush(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	tx, err := r.db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record runs: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, created_at, principal, request_hash, request, render, hits,
+		total_matches, used_tokens, truncated, duration_us, replay_of) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("record runs: %w", err)
+	}
+	defer stmt.Close()
+	for _, run := range batch {
+		var req any
+		if run.Request != nil {
+			b, _ := json.Marshal(run.Request)
+			req = string(b)
+		}
+		hits := run.Hits
+		if hits == nil {
+			hits = []RunHit{}
+		}
+		hb, _ := json.Marshal(hits)
+		trunc := 0
+		if run.Truncated {
+			trunc = 1
+		}
+		if _, err := stmt.ExecContext(ctx, run.ID, run.CreatedAt.UTC().Format(time.RFC3339Nano), run.Principal, run.RequestHash,
+			req, run.Render, string(hb), run.TotalMatches, run.UsedTokens, trunc, run.DurationUS, run.ReplayOf); err != nil {
+			return fmt.Errorf("record runs: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Close flushes and stops the recorder.
+func (r *Recorder) Close() {
+	r.stopOnce.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+const runColumns = `id, created_at, principal, request_hash, request, render, hits, total_matches, used_tokens, truncated, duration_us, replay_of`
+
+func scanRun(s interface{ Scan(...any) error }) (Run, error) {
+	var (
+		run           Run
+		created, hits string
+		req, replayOf sql.NullString
+		trunc         int
+	)
+	if err := s.Scan(&run.ID, &created, &run.Principal, &run.RequestHash, &req, &run.Render, &hits,
+		&run.TotalMatches, &run.UsedTokens, &trunc, &run.DurationUS, &replayOf); err != nil {
+		return Run{}, err
+	}
+	run.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	if req.Valid {
+		var q QueryRequest
+		if json.Unmarshal([]byte(req.String), &q) == nil {
+			run.Request = &q
+			run.Retained = true
+		}
+	}
+	_ = json.Unmarshal([]byte(hits), &run.Hits)
+	if run.Hits == nil {
+		run.Hits = []RunHit{}
+	}
+	run.Truncated = trunc == 1
+	if replayOf.Valid {
+		run.ReplayOf = &replayOf.String
+	}
+	return run, nil
+}
+
+// canSeeRun: callers see their own runs; a manage grant sees all.
+func canSeeRun(p workspace.Principal, run Run) bool {
+	return p.Can(workspace.GrantManage) || run.Principal == p.ID
+}
+
+// GetRun returns a run the caller may see; NOT_FOUND otherwise.
+func (r *Recorder) GetRun(ctx context.Context, p workspace.Principal, id string) (Run, error) {
+	if err := r.Flush(ctx); err != nil {
+		return Run{}, err
+	}
+	run, err := scanRun(r.db.R.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !canSeeRun(p, run)) {
+		return Run{}, workspace.Errorf(workspace.CodeNotFound, "no run with that id")
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("get run: %w", err)
+	}
+	return run, nil
+}
+
+// ListRuns returns the caller's visible runs, newest first, from offset.
+func (r *Recorder) ListRuns(ctx context.Context, p workspace.Principal, offset, limit int) ([]Run, bool, error) {
+	if err := r.Flush(ctx); err != nil {
+		return nil, false, err
+	}
+	q := `SELECT ` + runColumns + ` FROM runs`
+	args := []any{}
+	if !p.Can(workspace.GrantManage) {
+		q += ` WHERE principal = ?`
+		args = append(args, p.ID)
+	}
+	q += ` ORDER BY seq DESC LIMIT ? OFFSET ?`
+	args = append(args, limit+1, offset)
+	rows, err := r.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	out := []Run{}
+	for rows.Next() {
+		run, err := scanRun(rows)
+		if err != nil {
+			return nil, false, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// Drift outcomes of DiffRuns, which are also the exit codes of
+// `tychora runs diff`.
+const (
+	DiffSame      = 0 // the same hits, in the same order, with the same scores and hashes
+	DiffReordered = 1 // the same set of hits, in another order or with other scores or hashes
+	DiffChanged   = 2 // the sets of hit ids differ
+)
+
+// RunDiff says where two runs drift apart.
+type RunDiff struct {
+	A, B string `json:"-"`
+	// Outcome is DiffSame, DiffReordered or DiffChanged.
+	Outcome int `json:"outcome"`
+	// FirstDrift is the 1-based rank where the runs first differ (id,
+	// hash or score); 0 when they do not.
+	FirstDrift int      `json:"first_drift"`
+	Reason     string   `json:"reason"`
+	OnlyInA    []string `json:"only_in_a"`
+	OnlyInB    []string `json:"only_in_b"`
+}
+
+// DiffRuns compares the hit lists of two runs.
+func DiffRuns(a, b Run) RunDiff {
+	d := RunDiff{A: a.ID, B: b.ID, OnlyInA: []string{}, OnlyInB: []string{}}
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, h := range a.Hits {
+		inA[h.EvidenceID] = true
+	}
+	for _, h := range b.Hits {
+		inB[h.EvidenceID] = true
+	}
+	for _, h := range a.Hits {
+		if !inB[h.EvidenceID] {
+			d.OnlyInA = append(d.OnlyInA, h.EvidenceID)
+		}
+	}
+	for _, h := range b.Hits {
+		if !inA[h.EvidenceID] {
+			d.OnlyInB = append(d.OnlyInB, h.EvidenceID)
+		}
+	}
+	n := max(len(a.Hits), len(b.Hits))
+	for i := 0; i < n; i++ {
+		switch {
+		case i >= len(a.Hits) || i >= len(b.Hits):
+			d.Reason = "one run has fewer hits"
+		case a.Hits[i].EvidenceID != b.Hits[i].EvidenceID:
+			d.Reason = "another hit at this rank"
+		case a.Hits[i].Hash != b.Hits[i].Hash:
+			d.Reason = "the hit's content changed"
+		case a.Hits[i].Score != b.Hits[i].Score:
+			d.Reason = "the hit's score changed"
+		default:
+			continue
+		}
+		d.FirstDrift = i + 1
+		break
+	}
+	switch {
+	case len(d.OnlyInA) > 0 || len(d.OnlyInB) > 0:
+		d.Outcome = DiffChanged
+	case d.FirstDrift > 0:
+		d.Outcome = DiffReordered
+	default:
+		d.Outcome = DiffSame
+	}
+	return d
+}

@@ -1,0 +1,260 @@
+package query
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Request limits. A request outside them is INVALID_ARGUMENT; docs/search.md
+// lists them.
+const (
+	// DefaultLimit and MaxLimit bound QueryRequest.Limit.
+	DefaultLimit = 10
+	MaxLimit     = 100
+	// MaxQuestionBytes bounds the question's UTF-8 size, MaxQuestionTerms
+	// the number of words (tokens) in it.
+	MaxQuestionBytes = 8 << 10
+	MaxQuestionTerms = 1000
+	// MaxFilterValues bounds each filter list (and the facet map);
+	// MaxFilterValueBytes each value in it.
+	MaxFilterValues     = 64
+	MaxFilterValueBytes = 1024
+	// MaxBudgetTokens bounds budget.max_tokens.
+	MaxBudgetTokens = 1 << 20
+)
+
+// ModalityLexical is the one modality of this build.
+const ModalityLexical = "lexical"
+
+// Token counters a budget may name.
+var budgetCounters = []string{"o200k_base", "cl100k_base"}
+
+// Normalize validates req and fills in its defaults: modalities
+// ["lexical"], profile "balanced", limit 10. Lists in the filters are
+// trimmed of duplicates and sorted (their order never matters), empty lists
+// and an empty filter object are dropped. The question is kept as given
+// (invalid UTF-8 is replaced). Every problem is an INVALID_ARGUMENT
+// *workspace.Error naming the field. Normalize does not check the caller's
+// grant or whether named collections and sources exist: Search does.
+func Normalize(req QueryRequest) (QueryRequest, error) {
+	out := QueryRequest{Cursor: req.Cursor}
+	q := req.Question
+	if !utf8.ValidString(q) {
+		q = strings.ToValidUTF8(q, "\uFFFD")
+	}
+	if strings.TrimSpace(q) == "" {
+		return QueryRequest{}, invalid("question is required")
+	}
+	if len(q) > MaxQuestionBytes {
+		return QueryRequest{}, invalid("question is %d bytes; the limit is %d", len(q), MaxQuestionBytes)
+	}
+	if n := countTokens(q, MaxQuestionTerms+1); n > MaxQuestionTerms {
+		return QueryRequest{}, invalid("question has more than %d words", MaxQuestionTerms)
+	}
+	out.Question = q
+
+	out.Modalities = []string{ModalityLexical}
+	if req.Modalities != nil {
+		if len(req.Modalities) == 0 {
+			return QueryRequest{}, invalid("modalities must name at least one modality (lexical)")
+		}
+		for _, m := range req.Modalities {
+			if m != ModalityLexical {
+				return QueryRequest{}, invalid("modality %q is not available: this build searches %q only", clip(m), ModalityLexical)
+			}
+		}
+	}
+
+	out.Profile = DefaultProfile
+	if req.Profile != "" {
+		if _, ok := profileByName(req.Profile); !ok {
+			return QueryRequest{}, invalid("profile %q: use %s", clip(req.Profile), strings.Join(profileNames(), ", "))
+		}
+		out.Profile = req.Profile
+	}
+
+	switch {
+	case req.Limit == 0:
+		out.Limit = DefaultLimit
+	case req.Limit < 0 || req.Limit > MaxLimit:
+		return QueryRequest{}, invalid("limit must be between 1 and %d", MaxLimit)
+	default:
+		out.Limit = req.Limit
+	}
+
+	f, err := normalizeFilters(req.Filters)
+	if err != nil {
+		return QueryRequest{}, err
+	}
+	out.Filters = f
+
+	if b := req.Budget; b != nil {
+		if b.MaxTokens < 0 || b.MaxTokens > MaxBudgetTokens {
+			return QueryRequest{}, invalid("budget.max_tokens must be between 1 and %d", MaxBudgetTokens)
+		}
+		if b.Counter != "" && !slices.Contains(budgetCounters, b.Counter) {
+			return QueryRequest{}, invalid("budget.counter %q: use %s", clip(b.Counter), strings.Join(budgetCounters, " or "))
+		}
+		if b.MaxTokens != 0 || b.Counter != "" {
+			bb := *b
+			out.Budget = &bb
+		}
+	}
+	return out, nil
+}
+
+func normalizeFilters(f *Filters) (*Filters, error) {
+	if f == nil {
+		return nil, nil
+	}
+	var out Filters
+	var err error
+	if out.Collections, err = normalizeList("filters.collections", f.Collections, func(s string) bool {
+		return workspace.ValidCollectionName(s)
+	}); err != nil {
+		return nil, err
+	}
+	if out.Sources, err = normalizeList("filters.sources", f.Sources, validID); err != nil {
+		return nil, err
+	}
+	if out.Kinds, err = normalizeList("filters.kinds", f.Kinds, func(s string) bool {
+		_, ok := sources.KindByID(s)
+		return ok
+	}); err != nil {
+		return nil, err
+	}
+	if out.Languages, err = normalizeList("filters.languages", f.Languages, validWord); err != nil {
+		return nil, err
+	}
+	if out.Paths, err = normalizeList("filters.paths", f.Paths, func(s string) bool {
+		return !strings.HasPrefix(s, "/") && doublestar.ValidatePattern(s)
+	}); err != nil {
+		return nil, err
+	}
+	if len(f.Facets) > MaxFilterValues {
+		return nil, invalid("filters.facets has %d entries; the limit is %d", len(f.Facets), MaxFilterValues)
+	}
+	for k, v := range f.Facets {
+		if !validWord(k) {
+			return nil, invalid("filters.facets: facet name %q: use letters, digits and '_'", clip(k))
+		}
+		if len(v) > MaxFilterValueBytes || !utf8.ValidString(v) {
+			return nil, invalid("filters.facets.%s: the value is too long or not UTF-8", k)
+		}
+	}
+	if len(f.Facets) > 0 {
+		out.Facets = maps.Clone(f.Facets)
+	}
+	if out.Collections == nil && out.Sources == nil && out.Kinds == nil && out.Languages == nil &&
+		out.Paths == nil && out.Facets == nil {
+		return nil, nil
+	}
+	return &out, nil
+}
+
+// normalizeList validates, de-duplicates and sorts one filter list; nil
+// when empty.
+func normalizeList(field string, in []string, valid func(string) bool) ([]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	if len(in) > MaxFilterValues {
+		return nil, invalid("%s has %d values; the limit is %d", field, len(in), MaxFilterValues)
+	}
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if s == "" || len(s) > MaxFilterValueBytes || !utf8.ValidString(s) || !valid(s) {
+			return nil, invalid("%s: %q is not valid", field, clip(s))
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// validID accepts the shape of tychora IDs (prefix_ and hex or a UUID).
+func validID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return len(s) <= 128
+}
+
+// validWord accepts languages and facet names: ASCII letters, digits, '_',
+// '-', '+', '#', '.' (c++, c#, objective-c, f#).
+func validWord(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '+' || c == '#' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// countTokens counts the question's tokens, stopping at limit.
+func countTokens(s string, limit int) int {
+	n := 0
+	forEachToken(s, nil, func([]byte, int, int) bool {
+		n++
+		return n < limit
+	})
+	return n
+}
+
+// Echo is the compact echo of a normalized request.
+func Echo(req QueryRequest) RequestEcho {
+	return RequestEcho{
+		Question:   req.Question,
+		Modalities: slices.Clone(req.Modalities),
+		Profile:    req.Profile,
+		Filters:    req.Filters,
+		Limit:      req.Limit,
+	}
+}
+
+// pageKey is a stable hash of what decides a normalized request's ranking
+// and pages: question, modalities, profile, filters and limit (not the
+// cursor, not the budget). Search cursors are bound to it.
+func pageKey(req QueryRequest) string {
+	b, _ := json.Marshal(struct {
+		Q string   `json:"q"`
+		M []string `json:"m"`
+		P string   `json:"p"`
+		F *Filters `json:"f,omitempty"`
+		L int      `json:"l"`
+	}{req.Question, req.Modalities, req.Profile, req.Filters, req.Limit})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+func invalid(format string, args ...any) *workspace.Error {
+	return workspace.Errorf(workspace.CodeInvalidArgument, format, args...)
+}
+
+// clip shortens a caller's value for an error message.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	i := 64
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}

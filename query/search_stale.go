@@ -1,0 +1,64 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// Stale evidence.
+//
+// A hit is stale when the file on disk no longer has the content that was
+// indexed (IsStale, stale.go). The check is cheap: the file's size and
+// modification time are compared with what the last sync recorded
+// (files.size, files.mtime_ns); only when the size is the same but the time
+// differs is the file read and hashed against files.sha256. A different
+// size is a different content, no read needed. A file that is gone (or unreadable, or no longer a regular
+// file) is stale: the hit is still returned, flagged, so that a client
+// never takes it for the current content and still sees what matched.
+
+type fileKey struct {
+	source string
+	path   string
+}
+
+// staleFiles reports, for each file of the page, whether it is stale.
+func staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]bool, error) {
+	keys := map[fileKey]bool{}
+	var args []any
+	var vals []string
+	for _, c := range page {
+		k := fileKey{c.sourceID, c.path}
+		if _, ok := keys[k]; ok {
+			continue
+		}
+		keys[k] = true // stale until the files table says otherwise
+		args = append(args, c.sourceID, c.path)
+		vals = append(vals, "(?, ?)")
+	}
+	if len(vals) == 0 {
+		return keys, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
+		FROM files f JOIN sources s ON s.id = f.source_id
+		WHERE (f.source_id, f.path) IN (VALUES `+strings.Join(vals, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: stale check: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k fileKey
+		var size, mtime int64
+		var sha sql.NullString
+		var kind, root string
+		if err := rows.Scan(&k.source, &k.path, &size, &mtime, &sha, &kind, &root); err != nil {
+			return nil, fmt.Errorf("search: stale check: %w", err)
+		}
+		keys[k] = IsStale(FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: stale check: %w", err)
+	}
+	return keys, nil
+}

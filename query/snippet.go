@@ -1,0 +1,106 @@
+package query
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Snippets.
+//
+// A hit's snippet is the window of its text, at most snippetBytes long,
+// that holds the most of the query: the window maximizing the sum of the
+// idf of the distinct terms it contains (plus a little for repeats), found
+// with two pointers over the matching tokens. The matches come from the
+// same tokenizer scan that ranking uses, limited to the first maxScanBytes
+// of the text, so a snippet costs one pass over at most 256 KiB whatever
+// the size of the unit. The window is widened to snippetBytes around the
+// matches, cut at word boundaries, its white space collapsed, and marked
+// with "…" where text was left out.
+
+// snippetBytes is the most bytes of text a snippet shows (before the
+// ellipses).
+const snippetBytes = 240
+
+// makeSnippet returns the best window of text for the query terms.
+func makeSnippet(m *matcher, terms []sterm, text string) string {
+	hits, _ := m.scan(text, nil)
+	if len(hits) == 0 {
+		end := min(len(text), snippetBytes)
+		for end < len(text) && end > 0 && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		return clipWindow(text, 0, end, 0, 0)
+	}
+	counts := make([]int, len(terms))
+	bestScore, bestI, bestJ := -1.0, 0, 0
+	score := 0.0
+	i := 0
+	for j := range hits {
+		t := hits[j].term
+		if counts[t] == 0 {
+			score += terms[t].idf
+		} else {
+			score += terms[t].idf * 0.1
+		}
+		counts[t]++
+		for hits[j].end-hits[i].start > snippetBytes {
+			u := hits[i].term
+			counts[u]--
+			if counts[u] == 0 {
+				score -= terms[u].idf
+			} else {
+				score -= terms[u].idf * 0.1
+			}
+			i++
+		}
+		if score > bestScore+1e-9 {
+			bestScore, bestI, bestJ = score, i, j
+		}
+	}
+	from, to := int(hits[bestI].start), int(hits[bestJ].end)
+	// Widen to snippetBytes: up to a third before the matches, the rest
+	// after.
+	start, end := from, to
+	if room := snippetBytes - (to - from); room > 0 {
+		start = max(0, from-room/3)
+		end = min(len(text), to+room-(from-start))
+		if end-start < snippetBytes {
+			start = max(0, end-snippetBytes)
+		}
+	}
+	return clipWindow(text, start, end, from, to)
+}
+
+// clipWindow returns text[start:end] moved to word boundaries without
+// cutting into text[keepFrom:keepTo], with white space collapsed and
+// ellipses where text was cut.
+func clipWindow(text string, start, end, keepFrom, keepTo int) string {
+	if start > 0 {
+		// Start after a space at or after start, unless that skips more
+		// than a short word or reaches the kept text.
+		for start < keepFrom && !utf8.RuneStart(text[start]) {
+			start++
+		}
+		if k := strings.IndexFunc(text[start:min(keepFrom, start+24)], unicode.IsSpace); k >= 0 {
+			start += k
+		}
+	}
+	if end < len(text) {
+		for end > keepTo && !utf8.RuneStart(text[end]) {
+			end--
+		}
+		lo := max(keepTo, end-24)
+		if k := strings.LastIndexFunc(text[lo:end], unicode.IsSpace); k >= 0 {
+			end = lo + k
+		}
+	}
+	s := strings.Join(strings.Fields(text[start:end]), " ")
+	if start > 0 && s != "" {
+		s = "…" + s
+	}
+	if end < len(text) && s != "" {
+		s += "…"
+	}
+	return s
+}

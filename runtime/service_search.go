@@ -1,0 +1,139 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Search ranks, fits the answer to its token budget on the exact bytes a
+// client receives, records the run, and returns what to send.
+func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+	start := time.Now()
+	p, err := workspace.CallerFrom(ctx)
+	if err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	if err := p.Require(workspace.GrantRead); err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	format, err := render.ParseFormat(args.Render)
+	if err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	own := s.owner
+	var (
+		req      query.QueryRequest
+		replayOf *string
+	)
+	switch {
+	case args.Request != nil && args.ReplayRunID != "":
+		return interfaces.SearchOutput{}, workspace.Errorf(workspace.CodeInvalidArgument, "give request or replay_run_id, not both")
+	case args.Request != nil:
+		req = *args.Request
+	case args.ReplayRunID != "":
+		run, err := own.runs.GetRun(ctx, p, args.ReplayRunID)
+		if err != nil {
+			return interfaces.SearchOutput{}, err
+		}
+		if !run.Retained {
+			return interfaces.SearchOutput{}, workspace.Errorf(workspace.CodeReplayUnavailable,
+				"run %s kept no request body (set query_history to \"full\" to keep them)", run.ID)
+		}
+		req = *run.Request
+		replayOf = &run.ID
+	default:
+		return interfaces.SearchOutput{}, workspace.Errorf(workspace.CodeInvalidArgument, `give request ({"question":"..."}) or replay_run_id`)
+	}
+	norm, err := query.Normalize(req)
+	if err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	maxTokens, counter := own.settings.DefaultMaxTokens, own.settings.TokenCounter
+	if b := norm.Budget; b != nil {
+		if b.MaxTokens > 0 {
+			maxTokens = b.MaxTokens
+		}
+		if b.Counter != "" {
+			counter = b.Counter
+		}
+	}
+	if _, err := render.CounterFor(counter); err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+
+	// The ranking, cached per index generation, scope and request.
+	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
+	entry := own.cache.get(key)
+	if entry == nil {
+		ranked, err := own.engine.Search(ctx, p, norm)
+		if err != nil {
+			return interfaces.SearchOutput{}, err
+		}
+		entry = own.cache.put(key, ranked)
+	}
+	r := entry.ranked
+	hits := slices.Clone(r.Hits)
+	if err := query.RefreshStale(ctx, own.db, hits); err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	runID := query.NewRunID()
+	fit, err := render.Fit(ctx, render.FitInput{
+		Result: query.QueryResult{
+			RunID:        runID,
+			Request:      r.Echo,
+			Hits:         hits,
+			TotalMatches: r.TotalMatches,
+			NextCursor:   r.NextCursor,
+		},
+		Costs:     entry.costsFor(format, counter),
+		MaxTokens: maxTokens,
+		Counter:   counter,
+		Format:    format,
+	})
+	if err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	entry.keepCosts(format, counter, fit.Costs)
+	if err := render.CheckResultSize(len(fit.Structured) + len(fit.Rendered)); err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	run := query.Run{
+		ID: runID, CreatedAt: start, Principal: p.ID, RequestHash: query.RequestHash(norm), Request: &norm,
+		Render: string(format), TotalMatches: fit.Result.TotalMatches, UsedTokens: fit.Result.Budget.UsedTokens,
+		Truncated: fit.Result.Truncated, DurationUS: time.Since(start).Microseconds(), ReplayOf: replayOf,
+	}
+	for _, h := range fit.Result.Hits {
+		run.Hits = append(run.Hits, query.RunHit{EvidenceID: h.EvidenceID, Hash: h.Hash, Score: h.Score})
+	}
+	own.runs.Record(run)
+	out := interfaces.SearchOutput{Result: fit.Result, Structured: fit.Structured}
+	if format != render.FormatNone {
+		out.Rendered = &fit.Rendered
+	}
+	return out, nil
+}
+
+// models answers discover models: the token counters.
+func models() []any {
+	var out []any
+	for _, c := range render.Counters() {
+		out = append(out, c)
+	}
+	return out
+}
+
+// profiles answers discover profiles.
+func profiles() []any {
+	var out []any
+	for _, p := range query.Profiles() {
+		out = append(out, p)
+	}
+	return out
+}
