@@ -2,11 +2,14 @@ package runtime
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/interfaces/servicetest"
+	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -40,4 +43,49 @@ func TestServiceHTTPClient(t *testing.T) {
 		WithSecret: client,
 		Root:       own.Settings().IngestRoots[0],
 	})
+}
+
+// TestReplayWithFullHistory: with query_history "full" a run keeps its
+// request, and replay re-runs it against today's index.
+func TestReplayWithFullHistory(t *testing.T) {
+	dir := newWorkspace(t)
+	l := workspace.NewLayout(dir)
+	s, err := workspace.LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.QueryHistory = "full"
+	if err := workspace.SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+	own := startOwner(t, dir)
+	root := own.Settings().IngestRoots[0]
+	if err := os.WriteFile(filepath.Join(root, "a.md"), []byte("# Alpha\n\nreplay me please\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := OwnerContext(context.Background())
+	svc := own.Service()
+	add, err := svc.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: filepath.Join(root, "a.md")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := own.queue.Wait(ctx, workspace.Principal{Grant: workspace.GrantManage}, add.Job.ID, nil); err != nil || j.State != "succeeded" {
+		t.Fatalf("add: %+v %v", j, err)
+	}
+	first, err := svc.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "replay"}})
+	if err != nil || len(first.Result.Hits) != 1 {
+		t.Fatalf("search: %+v %v", first.Result, err)
+	}
+	again, err := svc.Search(ctx, interfaces.SearchArgs{ReplayRunID: first.Result.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Result.RunID == first.Result.RunID || len(again.Result.Hits) != 1 || again.Result.Hits[0].EvidenceID != first.Result.Hits[0].EvidenceID {
+		t.Fatalf("replay: %+v", again.Result)
+	}
+	// Another reader cannot replay (or see) the owner's run.
+	reader := workspace.WithPrincipal(context.Background(), workspace.Principal{ID: "token:other", Grant: workspace.GrantRead})
+	if _, err := svc.Search(reader, interfaces.SearchArgs{ReplayRunID: first.Result.RunID}); workspace.ErrorCode(err) != workspace.CodeNotFound {
+		t.Fatalf("foreign replay: %v", err)
+	}
 }

@@ -103,6 +103,7 @@ func newApp(e *env) *cli.App {
 			searchCommand(e),
 			discoverCommand(e),
 			inspectCommand(e),
+			runsCommand(e),
 			mcpConfigCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -35,6 +35,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("JobIsolation", func(t *testing.T) { testJobIsolation(t, h) })
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, h) })
 	t.Run("Discover", func(t *testing.T) { testDiscover(t, h) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, h) })
 }
 
 func wantCode(t *testing.T, what string, err error, code workspace.Code) {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Exit codes of runs diff (DESIGN §7).
+const exitDiffError = 3
+
+func runsCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "runs",
+		Usage: "list recorded searches and compare two of them",
+		Description: "Every search records a run: its request hash, the hits with their hashes and\n" +
+			"scores, and totals. With query_history \"full\" the request itself is kept, and\n" +
+			"tychora search --replay RUN re-runs it against today's index.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list runs you can see, newest first (the discover runs body)",
+				UsageText: "tychora runs list [--json]",
+				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the discover runs body"}},
+				Action: func(c *cli.Context) error {
+					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+						res, err := discoverAll(ctx, svc, query.SubjectRuns)
+						if err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							return printJSON(e.stdout, res)
+						}
+						if len(res.Items) == 0 {
+							fmt.Fprintln(e.stdout, "no runs yet")
+							return nil
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "ID\tCREATED\tHITS\tMATCHES\tTOKENS\tRETAINED\tQUESTION")
+						for _, it := range res.Items {
+							r, err := asRun(it)
+							if err != nil {
+								return err
+							}
+							q := ""
+							if r.Request != nil {
+								q = r.Request.Question
+								if len(q) > 60 {
+									q = q[:57] + "..."
+								}
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%t\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+								len(r.Hits), r.TotalMatches, r.UsedTokens, r.Retained, q)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name:      "diff",
+				Usage:     "report the first rank where two runs drift",
+				UsageText: "tychora runs diff [--json] RUN_A RUN_B",
+				Description: "Exits 0 when the runs have the same hits in the same order with the same\n" +
+					"scores and hashes, 1 when they have the same hits in another order or with\n" +
+					"other scores or hashes, 2 when the sets of hits differ, 3 on error.",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the diff as JSON"}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 2 {
+						return withExit(exitDiffError, errorf("runs diff takes RUN_A and RUN_B"))
+					}
+					a, b := c.Args().Get(0), c.Args().Get(1)
+					var d query.RunDiff
+					err := withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+						res, err := discoverAll(ctx, svc, query.SubjectRuns)
+						if err != nil {
+							return err
+						}
+						runs := map[string]query.Run{}
+						for _, it := range res.Items {
+							r, err := asRun(it)
+							if err != nil {
+								return err
+							}
+							runs[r.ID] = r
+						}
+						ra, okA := runs[a]
+						rb, okB := runs[b]
+						if !okA || !okB {
+							missing := a
+							if okA {
+								missing = b
+							}
+							return workspace.Errorf(workspace.CodeNotFound, "no run %s", missing)
+						}
+						d = query.DiffRuns(ra, rb)
+						return nil
+					})
+					if err != nil {
+						return withExit(exitDiffError, err)
+					}
+					if c.Bool("json") {
+						out := struct {
+							A string `json:"a"`
+							B string `json:"b"`
+							query.RunDiff
+						}{a, b, d}
+						if err := printJSON(e.stdout, out); err != nil {
+							return withExit(exitDiffError, err)
+						}
+					} else {
+						switch d.Outcome {
+						case query.DiffSame:
+							fmt.Fprintln(e.stdout, "same: the same hits in the same order, with the same scores and hashes")
+						case query.DiffReordered:
+							fmt.Fprintf(e.stdout, "drift at rank %d: %s (same set of hits)\n", d.FirstDrift, d.Reason)
+						default:
+							fmt.Fprintf(e.stdout, "drift at rank %d: %s; only in %s: %d, only in %s: %d\n", d.FirstDrift, d.Reason, a, len(d.OnlyInA), b, len(d.OnlyInB))
+						}
+					}
+					if d.Outcome != query.DiffSame {
+						return withExit(d.Outcome, errSilent)
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// asRun reads a discover runs item.
+func asRun(v any) (query.Run, error) {
+	if r, ok := v.(query.Run); ok {
+		return r, nil
+	}
+	var r query.Run
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	return r, err
+}

@@ -1,0 +1,207 @@
+package servicetest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
+	"github.com/tychora/tychora/workspace"
+)
+
+// recount counts the bytes of an answer independently of the fitter.
+func recount(t *testing.T, out interfaces.SearchOutput, counter string) int {
+	t.Helper()
+	c, err := render.CounterFor(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.CountBytes(out.Structured)
+	if out.Rendered != nil {
+		n += c.Count(*out.Rendered)
+	}
+	return n
+}
+
+func testSearch(t *testing.T, h Harness) {
+	if h.Root == "" {
+		t.Skip("harness has no ingest root")
+	}
+	dir := filepath.Join(h.Root, "searchable")
+	files := map[string]string{
+		"server/http.go": "package server\n\n// ParseHTTPRequest reads the request line of an HTTP request.\nfunc ParseHTTPRequest(line string) (string, error) {\n\treturn strings.TrimSpace(line), nil\n}\n",
+		"util/strings.py": "def parse_http_request(raw):\n    \"\"\"Split a raw request into method and path.\"\"\"\n    return raw.split(\" \", 1)\n",
+		"docs/guide.md":   "# Guide\n\n## Token budgets\n\nEvery answer is sized to a token budget <counted> on the exact bytes & nothing else.\n\n## Unrelated\n\nThe quick brown fox jumps over the lazy dog.\n",
+		"notes/gone.md":   "# Ephemeral\n\nThis zebra note will be deleted before the search.\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, wctx := h.As(t, workspace.GrantWrite, nil)
+	res, err := w.AddSources(wctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, w, wctx, res.Job.ID)
+	src := res.Job.SourceID
+	r, rctx := h.As(t, workspace.GrantRead, nil)
+	search := func(args interfaces.SearchArgs) interfaces.SearchOutput {
+		t.Helper()
+		out, err := r.Search(rctx, args)
+		if err != nil {
+			t.Fatalf("search %+v: %v", args.Request, err)
+		}
+		return out
+	}
+	inSource := &query.Filters{Sources: []string{src}}
+	q := func(question string) *query.QueryRequest {
+		return &query.QueryRequest{Question: question, Filters: inSource}
+	}
+
+	// Identifiers match split and whole, both ways.
+	for _, question := range []string{"parse http request", "ParseHTTPRequest", "parse_http_request"} {
+		out := search(interfaces.SearchArgs{Request: q(question)})
+		if len(out.Result.Hits) < 2 {
+			t.Fatalf("%q: %d hits", question, len(out.Result.Hits))
+		}
+		paths := map[string]bool{}
+		for _, hit := range out.Result.Hits[:2] {
+			paths[hit.Path] = true
+		}
+		if !paths["server/http.go"] || !paths["util/strings.py"] {
+			t.Errorf("%q: top hits %v", question, paths)
+		}
+	}
+	// A quoted phrase matches adjacent words only.
+	out := search(interfaces.SearchArgs{Request: q(`"lazy dog"`)})
+	if len(out.Result.Hits) != 1 || out.Result.Hits[0].Path != "docs/guide.md" {
+		t.Fatalf("phrase: %+v", out.Result.Hits)
+	}
+	if n := len(search(interfaces.SearchArgs{Request: q(`"dog lazy"`)}).Result.Hits); n != 0 {
+		t.Fatalf("reversed phrase matched %d", n)
+	}
+	// Any characters at all are a question, never a syntax error.
+	for _, question := range []string{`"unbalanced`, `AND OR NOT`, `col:umn*`, `(((`, `C++ p53/MDM2 5'-UTR`, `NEAR(a b)`, "\x00\xff"} {
+		if _, err := r.Search(rctx, interfaces.SearchArgs{Request: q(question)}); err != nil && workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
+			t.Errorf("question %q: %v", question, err)
+		}
+	}
+
+	// The budget counts the exact bytes that travel.
+	for _, render := range []string{"", interfaces.RenderAgent, interfaces.RenderMarkdown, interfaces.RenderHierarchical} {
+		for _, budget := range []int{400, 1000, 20000} {
+			args := interfaces.SearchArgs{Request: q("request budget token fox"), Render: render}
+			args.Request.Budget = &query.Budget{MaxTokens: budget}
+			out := search(args)
+			b := out.Result.Budget
+			if got := recount(t, out, b.Counter); got != b.UsedTokens || b.UsedTokens > budget || b.MaxTokens != budget {
+				t.Errorf("render %q budget %d: used %d, recount %d", render, budget, b.UsedTokens, got)
+			}
+			if (render == "") != (out.Rendered == nil) {
+				t.Errorf("render %q: rendered %v", render, out.Rendered != nil)
+			}
+			for _, hit := range out.Result.Hits {
+				if render != "" && hit.Text != nil {
+					t.Errorf("render %q: hit carries its text twice", render)
+				}
+			}
+			if budget == 20000 && out.Result.Truncated {
+				t.Errorf("a budget of 20000 truncated %d hits", len(out.Result.Hits))
+			}
+		}
+	}
+	small := q("fox")
+	small.Budget = &query.Budget{MaxTokens: 5}
+	_, err = r.Search(rctx, interfaces.SearchArgs{Request: small})
+	wantCode(t, "budget below the empty answer", err, workspace.CodeOutputBudgetExceeded)
+	_, err = r.Search(rctx, interfaces.SearchArgs{})
+	wantCode(t, "no request", err, workspace.CodeInvalidArgument)
+	_, err = r.Search(rctx, interfaces.SearchArgs{Request: q("x"), ReplayRunID: "run_x"})
+	wantCode(t, "request and replay", err, workspace.CodeInvalidArgument)
+	_, err = r.Search(rctx, interfaces.SearchArgs{Request: q("x"), Render: "html@9"})
+	wantCode(t, "unknown render", err, workspace.CodeInvalidArgument)
+
+	// Evidence reads back whole; a hit's text is the evidence text.
+	out = search(interfaces.SearchArgs{Request: q("ParseHTTPRequest")})
+	top := out.Result.Hits[0]
+	ev, err := r.Evidence(rctx, top.EvidenceID)
+	if err != nil || top.Text == nil || ev.Evidence.Text != *top.Text || ev.Evidence.Hash != top.Hash {
+		t.Fatalf("evidence %v: %+v", err, ev)
+	}
+	_, err = r.Evidence(rctx, "ev_nope")
+	wantCode(t, "unknown evidence", err, workspace.CodeNotFound)
+
+	// Another collection sees nothing: no hits, no count, no evidence.
+	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
+	oout, err := other.Search(octx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "ParseHTTPRequest"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hit := range oout.Result.Hits {
+		if hit.SourceID == src {
+			t.Fatalf("collection b sees %s", hit.Path)
+		}
+	}
+	_, err = other.Evidence(octx, top.EvidenceID)
+	wantCode(t, "another collection's evidence", err, workspace.CodeNotFound)
+	if out.Result.NextCursor != nil {
+		_, err = other.Search(octx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "ParseHTTPRequest", Cursor: *out.Result.NextCursor}})
+		wantCode(t, "cursor under another scope", err, workspace.CodeInvalidArgument)
+	}
+
+	// Stale: an edit and a delete show without a re-sync.
+	if err := os.WriteFile(filepath.Join(dir, "server", "http.go"), []byte("package server // rewritten\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "notes", "gone.md")); err != nil {
+		t.Fatal(err)
+	}
+	for question, path := range map[string]string{"ParseHTTPRequest": "server/http.go", "zebra ephemeral": "notes/gone.md"} {
+		out := search(interfaces.SearchArgs{Request: q(question)})
+		found := false
+		for _, hit := range out.Result.Hits {
+			if hit.Path == path {
+				found = true
+				if !hit.Stale {
+					t.Errorf("%s is not stale after it changed", path)
+				}
+			} else if hit.Stale {
+				t.Errorf("%s is stale but did not change", hit.Path)
+			}
+		}
+		if !found {
+			t.Errorf("%q no longer finds %s", question, path)
+		}
+	}
+	ev, err = r.Evidence(rctx, top.EvidenceID)
+	if err != nil || !ev.Evidence.Stale {
+		t.Fatalf("evidence after the edit: %v stale=%v", err, ev.Evidence.Stale)
+	}
+
+	// Runs: each search is recorded; this workspace keeps metadata only.
+	runs, err := r.Discover(rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "runs", Limit: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine map[string]any
+	for _, it := range runs.Items {
+		if m := asMap(t, it); m["id"] == out.Result.RunID {
+			mine = m
+		}
+	}
+	if mine == nil || mine["retained"] != false || len(mine["hits"].([]any)) != len(out.Result.Hits) {
+		t.Fatalf("run %s not listed as expected: %v", out.Result.RunID, mine)
+	}
+	_, err = r.Search(rctx, interfaces.SearchArgs{ReplayRunID: out.Result.RunID})
+	wantCode(t, "replay without a kept body", err, workspace.CodeReplayUnavailable)
+	_, err = r.Search(rctx, interfaces.SearchArgs{ReplayRunID: "run_nope"})
+	wantCode(t, "replay of an unknown run", err, workspace.CodeNotFound)
+}

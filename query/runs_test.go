@@ -1,0 +1,72 @@
+package query
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+func TestDiffRuns(t *testing.T) {
+	h := func(id, hash string, score float64) RunHit { return RunHit{EvidenceID: id, Hash: hash, Score: score} }
+	base := Run{Hits: []RunHit{h("a", "1", 3), h("b", "2", 2), h("c", "3", 1)}}
+	cases := []struct {
+		name    string
+		other   []RunHit
+		outcome int
+		first   int
+	}{
+		{"identical", []RunHit{h("a", "1", 3), h("b", "2", 2), h("c", "3", 1)}, DiffSame, 0},
+		{"reordered", []RunHit{h("a", "1", 3), h("c", "3", 2), h("b", "2", 1)}, DiffReordered, 2},
+		{"rescored", []RunHit{h("a", "1", 3), h("b", "2", 2.5), h("c", "3", 1)}, DiffReordered, 2},
+		{"rehashed", []RunHit{h("a", "1", 3), h("b", "2", 2), h("c", "9", 1)}, DiffReordered, 3},
+		{"other set", []RunHit{h("a", "1", 3), h("b", "2", 2), h("d", "4", 1)}, DiffChanged, 3},
+		{"shorter", []RunHit{h("a", "1", 3), h("b", "2", 2)}, DiffChanged, 3},
+		{"empty", nil, DiffChanged, 1},
+	}
+	for _, tc := range cases {
+		d := DiffRuns(base, Run{Hits: tc.other})
+		if d.Outcome != tc.outcome || d.FirstDrift != tc.first {
+			t.Errorf("%s: outcome %d first %d, want %d %d (%s)", tc.name, d.Outcome, d.FirstDrift, tc.outcome, tc.first, d.Reason)
+		}
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	ctx := context.Background()
+	db, err := workspace.OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, full := range []bool{false, true} {
+		r := NewRecorder(db, full, nil)
+		req := QueryRequest{Question: "hello world", Limit: 10}
+		id := NewRunID()
+		r.Record(Run{ID: id, CreatedAt: time.Now(), Principal: "alice", RequestHash: RequestHash(req), Request: &req,
+			Hits: []RunHit{{EvidenceID: "e1", Hash: "h", Score: 1.5}}, TotalMatches: 7})
+		alice := workspace.Principal{ID: "alice", Grant: workspace.GrantRead}
+		bob := workspace.Principal{ID: "bob", Grant: workspace.GrantRead}
+		admin := workspace.Principal{ID: "root", Grant: workspace.GrantManage}
+		got, err := r.GetRun(ctx, alice, id) // visible at once: reads flush
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Retained != full || (got.Request != nil) != full || got.TotalMatches != 7 || len(got.Hits) != 1 || got.Hits[0].Score != 1.5 {
+			t.Fatalf("full=%v: %+v", full, got)
+		}
+		if _, err := r.GetRun(ctx, bob, id); workspace.ErrorCode(err) != workspace.CodeNotFound {
+			t.Fatalf("bob sees alice's run: %v", err)
+		}
+		if _, err := r.GetRun(ctx, admin, id); err != nil {
+			t.Fatalf("manage cannot see: %v", err)
+		}
+		list, _, err := r.ListRuns(ctx, bob, 0, 10)
+		if err != nil || len(list) != 0 {
+			t.Fatalf("bob's list: %v %v", list, err)
+		}
+		r.Close()
+	}
+}
