@@ -31,7 +31,7 @@ func testSearch(t *testing.T, h Harness) {
 	}
 	dir := filepath.Join(h.Root, "searchable")
 	files := map[string]string{
-		"server/http.go": "package server\n\n// ParseHTTPRequest reads the request line of an HTTP request.\nfunc ParseHTTPRequest(line string) (string, error) {\n\treturn strings.TrimSpace(line), nil\n}\n",
+		"server/http.go":  "package server\n\n// ParseHTTPRequest reads the request line of an HTTP request.\nfunc ParseHTTPRequest(line string) (string, error) {\n\treturn strings.TrimSpace(line), nil\n}\n",
 		"util/strings.py": "def parse_http_request(raw):\n    \"\"\"Split a raw request into method and path.\"\"\"\n    return raw.split(\" \", 1)\n",
 		"docs/guide.md":   "# Guide\n\n## Token budgets\n\nEvery answer is sized to a token budget <counted> on the exact bytes & nothing else.\n\n## Unrelated\n\nThe quick brown fox jumps over the lazy dog.\n",
 		"notes/gone.md":   "# Ephemeral\n\nThis zebra note will be deleted before the search.\n",
