@@ -3,10 +3,15 @@ package runtime
 import (
 	"context"
 	"io"
+	"time"
 
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/workspace"
 )
+
+// ownerDelay is how long a stdio process lets the MCP handshake run alone
+// before it opens storage (when no tool call asks sooner).
+const ownerDelay = 150 * time.Millisecond
 
 // StdioOptions configure ServeStdio.
 type StdioOptions struct {
@@ -35,8 +40,15 @@ func ServeStdio(ctx context.Context, o StdioOptions) error {
 	o.Options.Create = true
 	b := NewBridge(o.Options, o.Principal)
 	go func() {
-		// Become the owner now, or find the running one; a failure here
-		// is retried by the first tool call.
+		// Become the owner, or find the running one, once the client's
+		// handshake has had the machine to itself; the first tool call
+		// does it at once if it comes sooner. A failure here is retried by
+		// that call.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(ownerDelay):
+		}
 		if _, _, err := b.current(ctx, nil); err != nil && ctx.Err() == nil {
 			b.opts.Logger.Warn("no owner yet", "err", err)
 		}
