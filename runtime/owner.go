@@ -220,7 +220,12 @@ func (own *Owner) open(ctx context.Context) error {
 	own.url = "http://" + authority
 	own.svc = &Local{owner: own}
 	own.mcp = mcpapi.NewHTTPHandler(own.svc, mcpapi.HTTPOptions{Options: mcpapi.Options{Version: Version, Logger: own.log, MaxRequestBytes: s.MaxRequestBytes}})
+	doc, err := httpapi.OpenAPI(Version, own.url, mcpapi.Schemas())
+	if err != nil {
+		return fmt.Errorf("openapi: %w", err)
+	}
 	handler := httpapi.NewHandler(own.svc, httpapi.Options{
+		OpenAPI:         doc,
 		Authority:       authority,
 		Auth:            own.tokens,
 		MaxRequestBytes: s.MaxRequestBytes,

@@ -23,6 +23,8 @@ type Options struct {
 	MCP http.Handler
 	// Logger receives request failures; nil is silent.
 	Logger *slog.Logger
+	// OpenAPI is the document served at GET /openapi (see OpenAPI).
+	OpenAPI []byte
 }
 
 // NewHandler returns the HTTP API over svc.
@@ -49,6 +51,15 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	r.Post("/v1/tokens", h.createToken)
 	r.Delete("/v1/tokens/{id}", h.revokeToken)
 	h.routeTools(r)
+	if o.OpenAPI != nil {
+		doc := o.OpenAPI
+		r.Get("/openapi", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(doc)
+		})
+	}
 	if o.MCP != nil {
 		r.Handle("/mcp", o.MCP)
 		r.Handle("/mcp/", o.MCP)

@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// route documents one /v1 route for the OpenAPI document.
+type route struct {
+	method, path, id, summary string
+	request, response         string // component schema names; "" for none
+	status                    int    // success status (200 when 0)
+	anonymous                 bool   // answers without a token
+	binary                    bool   // the answer is raw bytes
+	pathID                    bool   // the path has {id}
+}
+
+// routes lists every /v1 route; the MCP tool routes take the tool's
+// argument object as their body and answer its result.
+var routes = []route{
+	{method: "get", path: "/v1/health", id: "health", summary: "Liveness; with a valid token also the owner's identity", response: "HealthResult", anonymous: true},
+	{method: "get", path: "/v1/status", id: "status", summary: "The running owner: pid, URL, uptime, version, jobs", response: "StatusResult"},
+	{method: "post", path: "/v1/discover", id: "discover", summary: "The discover tool: list kinds, facets, relations, profiles, languages, sources, settings, runs or models", request: "DiscoverArgs", response: "DiscoverResult"},
+	{method: "post", path: "/v1/search", id: "search", summary: "The search tool: ranked evidence fitted to a token budget (rendered text in \"rendered\")", request: "SearchArgs", response: "QueryResult"},
+	{method: "post", path: "/v1/inspect", id: "inspect", summary: "The inspect tool: what was indexed from a source, and why", request: "InspectArgs", response: "InspectResult"},
+	{method: "post", path: "/v1/add_sources", id: "add_sources", summary: "The add_sources tool: add or sync a source as a durable job", request: "AddSourcesRequest", response: "JobResult"},
+	{method: "post", path: "/v1/manage_job", id: "manage_job", summary: "The manage_job tool: list, get, cancel or retry jobs", request: "ManageJobRequest", response: "ManageJobResult"},
+	{method: "get", path: "/v1/jobs/{id}", id: "get_job", summary: "One job", response: "JobResult", pathID: true},
+	{method: "get", path: "/v1/evidence/{id}", id: "get_evidence", summary: "One evidence record with its text", response: "EvidenceResult", pathID: true},
+	{method: "get", path: "/v1/assets/{id}", id: "get_asset", summary: "An asset's bytes with their Content-Type", binary: true, pathID: true},
+	{method: "get", path: "/v1/tokens", id: "list_tokens", summary: "Stored tokens (never their secrets); manage grant", response: "TokenList"},
+	{method: "post", path: "/v1/tokens", id: "create_token", summary: "Create a token, or rotate a named one; the secret is shown once; manage grant", request: "CreateTokenRequest", response: "CreatedToken", status: http.StatusCreated},
+	{method: "delete", path: "/v1/tokens/{id}", id: "revoke_token", summary: "Revoke a token; manage grant", response: "RevokedToken", pathID: true},
+}
+
+// ToolRoutes maps each MCP tool to the /v1 path whose body is the tool's
+// argument object.
+var ToolRoutes = map[string]string{
+	"discover":    "/v1/discover",
+	"search":      "/v1/search",
+	"inspect":     "/v1/inspect",
+	"add_sources": "/v1/add_sources",
+	"manage_job":  "/v1/manage_job",
+}
+
+// OpenAPI returns the OpenAPI 3.1 document of the HTTP surface. Its
+// component schemas are the given ones, the same that the MCP tools
+// advertise, so the two surfaces cannot disagree.
+func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) ([]byte, error) {
+	components := map[string]any{}
+	for name, s := range schemas {
+		components[name] = s
+	}
+	errorResponse := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{
+			"application/json": map[string]any{"schema": ref("ErrorBody")}}}
+	}
+	paths := map[string]map[string]any{}
+	for _, r := range routes {
+		op := map[string]any{"operationId": r.id, "summary": r.summary, "tags": []string{"v1"}}
+		status := r.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		responses := map[string]any{}
+		switch {
+		case r.binary:
+			responses[itoa(status)] = map[string]any{"description": "the payload", "content": map[string]any{
+				"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}}
+		default:
+			responses[itoa(status)] = map[string]any{"description": "success", "content": map[string]any{
+				"application/json": map[string]any{"schema": ref(r.response)}}}
+		}
+		for _, c := range workspace.Codes() {
+			st := itoa(workspace.HTTPStatus(c))
+			if _, ok := responses[st]; !ok {
+				responses[st] = errorResponse("error (code " + string(c) + " and others with this status)")
+			}
+		}
+		if r.request != "" {
+			responses["413"] = errorResponse("the body is over max_request_bytes (INVALID_ARGUMENT)")
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": ref(r.request)}}}
+		}
+		op["responses"] = responses
+		if r.anonymous {
+			op["security"] = []any{map[string]any{}, map[string]any{"bearer": []string{}}}
+		}
+		if r.pathID {
+			op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+		}
+		if paths[r.path] == nil {
+			paths[r.path] = map[string]any{}
+		}
+		paths[r.path][r.method] = op
+	}
+	paths["/openapi"] = map[string]any{"get": map[string]any{
+		"operationId": "openapi", "summary": "This document", "tags": []string{"v1"},
+		"responses": map[string]any{"200": map[string]any{"description": "OpenAPI 3.1", "content": map[string]any{
+			"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+			"401": errorResponse("missing or invalid token")},
+	}}
+	mcpOp := func(id, summary string) map[string]any {
+		return map[string]any{
+			"operationId": id, "summary": summary, "tags": []string{"mcp"},
+			"responses": map[string]any{
+				"200": map[string]any{"description": "a JSON-RPC answer, as JSON or as an event stream",
+					"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}},
+						"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
+				"202": map[string]any{"description": "a notification or response was accepted"},
+				"400": errorResponse("malformed request"), "401": errorResponse("missing or invalid token"),
+				"403": errorResponse("refused Host or Origin"), "405": errorResponse("method not allowed"),
+				"413": errorResponse("the body is over max_request_bytes"),
+			},
+		}
+	}
+	post := mcpOp("mcp_post", "MCP Streamable HTTP: send a JSON-RPC message (the five tools and four resource templates)")
+	post["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+		"application/json": map[string]any{"schema": map[string]any{"type": "object", "description": "a JSON-RPC 2.0 request, notification or response"}}}}
+	paths["/mcp/"] = map[string]any{
+		"post":   post,
+		"delete": mcpOp("mcp_delete", "MCP Streamable HTTP: end a session"),
+	}
+	doc := map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"info": map[string]any{
+			"title":       "tychora",
+			"version":     version,
+			"description": "Local workspace daemon: scoped, token-budgeted search over your own files, folders and git repositories. Every /v1 body is the matching MCP tool's argument object or result.",
+		},
+		"servers": []any{map[string]any{"url": serverURL}},
+		"tags": []any{
+			map[string]any{"name": "v1", "description": "the versioned HTTP API"},
+			map[string]any{"name": "mcp", "description": "MCP over Streamable HTTP, behind the same Host, Origin and token checks"},
+		},
+		"security":   []any{map[string]any{"bearer": []string{}}},
+		"paths":      paths,
+		"components": map[string]any{"schemas": components, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+	}
+	return json.Marshal(doc)
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// routeNames lists the schemas the routes refer to (for tests).
+func routeNames() []string {
+	seen := map[string]bool{"ErrorBody": true}
+	for _, r := range routes {
+		if r.request != "" {
+			seen[r.request] = true
+		}
+		if r.response != "" {
+			seen[r.response] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
