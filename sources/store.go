@@ -1,14 +1,19 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/tychora/tychora/workspace"
@@ -16,17 +21,17 @@ import (
 
 // Source is a registered file, folder or repository.
 type Source struct {
-	ID                string    `json:"id"`
-	Kind              Kind      `json:"kind"`
-	Path              string    `json:"path"`
-	CollectionID      string    `json:"collection_id"`
-	Name              string    `json:"name"`
-	Include           []string  `json:"include"`
-	Exclude           []string  `json:"exclude"`
-	CreatedAt         time.Time `json:"created_at"`
-	UpdatedAt         time.Time `json:"updated_at"`
-	CurrentRevisionID *string   `json:"current_revision_id"`
-	LastSyncedAt      *string   `json:"last_synced_at"`
+	ID                string     `json:"id"`
+	Kind              Kind       `json:"kind"`
+	Path              string     `json:"path"`
+	CollectionID      string     `json:"collection_id"`
+	Name              string     `json:"name"`
+	Include           []string   `json:"include"`
+	Exclude           []string   `json:"exclude"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+	CurrentRevisionID *string    `json:"current_revision_id"`
+	LastSyncedAt      *time.Time `json:"last_synced_at"`
 }
 
 // Revision is one applied sync of a source.
@@ -113,9 +118,14 @@ type scanner interface{ Scan(dest ...any) error }
 func scanSource(s scanner) (Source, error) {
 	var src Source
 	var kind, inc, exc, created, updated string
+	var synced *string
 	if err := s.Scan(&src.ID, &kind, &src.Path, &src.CollectionID, &src.Name, &inc, &exc, &created, &updated,
-		&src.CurrentRevisionID, &src.LastSyncedAt); err != nil {
+		&src.CurrentRevisionID, &synced); err != nil {
 		return Source{}, err
+	}
+	if synced != nil {
+		t := parseTime(*synced)
+		src.LastSyncedAt = &t
 	}
 	src.Kind = Kind(kind)
 	_ = json.Unmarshal([]byte(inc), &src.Include)
@@ -171,12 +181,24 @@ func ListSources(ctx context.Context, db *workspace.DB, collections []string) ([
 // evidence leaves the FTS index through the triggers). Assets stay: they
 // are content-addressed and may be shared.
 func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
-	res, err := db.W.ExecContext(ctx, `DELETE FROM sources WHERE id = ?`, id)
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
+	defer tx.Rollback()
+	// evidence has no foreign key (see the migration): delete it first.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE source_id = ?`, id); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM sources WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("remove source: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return workspace.Errorf(workspace.CodeNotFound, "source %q not found", id)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("remove source: %w", err)
 	}
 	return nil
 }
@@ -226,4 +248,209 @@ func ListSkips(ctx context.Context, db *workspace.DB, sourceID string) ([]Skip, 
 		return nil, fmt.Errorf("list skips: %w", err)
 	}
 	return out, nil
+}
+
+// fileState is a row of files as the current revision left it.
+type fileState struct {
+	size      int64
+	mtimeNs   int64
+	sha       string
+	status    string
+	reason    string
+	detail    string
+	language  string
+	extractor string // name@version of the extraction that made its evidence
+}
+
+// staleExtraction reports whether an indexed text file was extracted by
+// another extractor, or another version, than the one that would run now:
+// an upgrade re-extracts unchanged files.
+func (f *fileState) staleExtraction(rel string) bool {
+	if f.status != statusIndexed || f.extractor == "" {
+		return false
+	}
+	ex := ExtractorFor(rel, f.language)
+	return ex == nil || ex.Name()+"@"+ex.Version() != f.extractor
+}
+
+// baseState is what the current revision holds, read in one transaction.
+type baseState struct {
+	revisionID *string
+	number     int
+	commit     string
+	ref        string
+	coverage   string
+	files      map[string]*fileState
+}
+
+func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, error) {
+	st := baseState{files: map[string]*fileState{}}
+	tx, err := ix.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, sourceID).Scan(&st.revisionID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return st, workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q not found", sourceID))
+		}
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	if st.revisionID != nil {
+		var commit, ref sql.NullString
+		var stats string
+		if err := tx.QueryRowContext(ctx, `SELECT number, git_commit, git_ref, stats FROM revisions WHERE id = ?`, *st.revisionID).
+			Scan(&st.number, &commit, &ref, &stats); err != nil {
+			return st, fmt.Errorf("load state: %w", err)
+		}
+		st.commit, st.ref = commit.String, ref.String
+		var s struct {
+			Coverage string `json:"coverage_sha256"`
+		}
+		_ = json.Unmarshal([]byte(stats), &s)
+		st.coverage = s.Coverage
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT f.path, f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
+		f.language, e.extractor || '@' || e.version
+		FROM files f LEFT JOIN extractions e ON e.id = f.extraction_id WHERE f.source_id = ?`, sourceID)
+	if err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var path string
+		var sha, reason, detail, lang, extractor sql.NullString
+		f := &fileState{}
+		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &extractor); err != nil {
+			return st, fmt.Errorf("load state: %w", err)
+		}
+		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
+		f.language, f.extractor = lang.String, extractor.String
+		st.files[path] = f
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	return st, nil
+}
+
+// buildRows turns units into rows: parents fixed up when an extractor got
+// them wrong (a parent must come before its child), leaves marked, IDs and
+// code terms computed.
+func buildRows(sourceID, rel string, units []Unit) []evRow {
+	parents := make([]int, len(units))
+	hasChild := make([]bool, len(units))
+	for i, u := range units {
+		pi := u.Parent
+		if i == 0 {
+			pi = -1
+		} else if pi < 0 || pi >= i {
+			pi = 0
+		}
+		parents[i] = pi
+		if pi >= 0 {
+			hasChild[pi] = true
+		}
+	}
+	ids := newIDMaker(sourceID, rel)
+	rows := make([]evRow, len(units))
+	for i, u := range units {
+		if i == 0 {
+			u.Level = LevelDocument
+		} else if u.Level != LevelSection && u.Level != LevelChunk {
+			u.Level = LevelChunk
+		}
+		if u.Channel == "" {
+			u.Channel = ChannelText
+		}
+		parentID := ""
+		if parents[i] >= 0 {
+			parentID = rows[parents[i]].id
+		}
+		leaf := !hasChild[i]
+		terms := ""
+		if leaf {
+			terms = CodeTerms(u.Title + "\n" + u.Text + "\n" + rel)
+		}
+		rows[i] = ids.row(u, i, parentID, leaf, encodeHeading(u.HeadingPath), terms)
+	}
+	return rows
+}
+
+func channelsOf(rows []evRow) []string {
+	var out []string
+	for _, r := range rows {
+		if !slices.Contains(out, r.channel) {
+			out = append(out, r.channel)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// encodeHeading renders a heading path as a JSON array without HTML
+// escaping, so that the FTS column indexes the headings' own characters.
+func encodeHeading(hp []string) string {
+	if len(hp) == 0 {
+		return "[]"
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(hp)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// idMaker derives stable evidence IDs: a hash of the source, the file's
+// path, the unit's level, heading path, title and text hash, and how many
+// earlier units of the file share all of those. The same content at the
+// same path gets the same IDs in every sync, and an edit elsewhere in the
+// file leaves a unit's ID alone.
+type idMaker struct {
+	prefix string
+	seen   map[[32]byte]int
+}
+
+func newIDMaker(sourceID, rel string) *idMaker {
+	return &idMaker{prefix: sourceID + "\x00" + rel + "\x00"}
+}
+
+func (m *idMaker) row(u Unit, ordinal int, parentID string, leaf bool, heading, terms string) evRow {
+	textSum := sha256.Sum256([]byte(u.Text))
+	h := sha256.New()
+	io.WriteString(h, m.prefix)
+	io.WriteString(h, u.Level)
+	h.Write([]byte{0})
+	io.WriteString(h, heading)
+	h.Write([]byte{0})
+	io.WriteString(h, u.Title)
+	h.Write([]byte{0})
+	h.Write(textSum[:])
+	var key [32]byte
+	h.Sum(key[:0])
+	if m.seen == nil {
+		m.seen = map[[32]byte]int{}
+	}
+	occ := m.seen[key]
+	m.seen[key] = occ + 1
+	if occ > 0 {
+		h.Write([]byte{0, byte(occ >> 24), byte(occ >> 16), byte(occ >> 8), byte(occ)})
+		h.Sum(key[:0])
+	}
+	return evRow{
+		id:        "ev_" + hex.EncodeToString(key[:12]),
+		parentID:  parentID,
+		ordinal:   ordinal,
+		level:     u.Level,
+		leaf:      leaf,
+		title:     u.Title,
+		heading:   heading,
+		startLine: u.StartLine,
+		endLine:   u.EndLine,
+		channel:   u.Channel,
+		sha:       hex.EncodeToString(textSum[:]),
+		text:      u.Text,
+		codeTerms: terms,
+		tokens:    EstimateTokens(u.Text),
+	}
 }

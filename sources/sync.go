@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -144,80 +142,13 @@ type SyncOptions struct {
 	Force bool
 }
 
-// fileState is a row of files as the current revision left it.
-type fileState struct {
-	size    int64
-	mtimeNs int64
-	sha     string
-	status  string
-	reason  string
-	detail  string
-}
-
-// baseState is what the current revision holds, read in one transaction.
-type baseState struct {
-	revisionID *string
-	number     int
-	commit     string
-	ref        string
-	coverage   string
-	files      map[string]*fileState
-}
-
-func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, error) {
-	st := baseState{files: map[string]*fileState{}}
-	tx, err := ix.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return st, fmt.Errorf("load state: %w", err)
-	}
-	defer tx.Rollback()
-	if err := tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, sourceID).Scan(&st.revisionID); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return st, workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q not found", sourceID))
-		}
-		return st, fmt.Errorf("load state: %w", err)
-	}
-	if st.revisionID != nil {
-		var commit, ref sql.NullString
-		var stats string
-		if err := tx.QueryRowContext(ctx, `SELECT number, git_commit, git_ref, stats FROM revisions WHERE id = ?`, *st.revisionID).
-			Scan(&st.number, &commit, &ref, &stats); err != nil {
-			return st, fmt.Errorf("load state: %w", err)
-		}
-		st.commit, st.ref = commit.String, ref.String
-		var s struct {
-			Coverage string `json:"coverage_sha256"`
-		}
-		_ = json.Unmarshal([]byte(stats), &s)
-		st.coverage = s.Coverage
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT path, size, mtime_ns, sha256, status, skip_reason, skip_detail FROM files WHERE source_id = ?`, sourceID)
-	if err != nil {
-		return st, fmt.Errorf("load state: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var path string
-		var sha, reason, detail sql.NullString
-		f := &fileState{}
-		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail); err != nil {
-			return st, fmt.Errorf("load state: %w", err)
-		}
-		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
-		st.files[path] = f
-	}
-	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("load state: %w", err)
-	}
-	return st, nil
-}
-
 // task is one file to read and maybe extract.
 type task struct {
-	f    walkFile
-	old  *fileState
-	res  fileResult
-	done chan struct{}
+	f         walkFile
+	old       *fileState
+	reextract bool // its extractor changed: extract even if the content did not
+	res       fileResult
+	done      chan struct{}
 }
 
 // progressReporter throttles Progress callbacks.
@@ -257,6 +188,13 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	if real != src.Path {
 		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path now resolves elsewhere (a symlink replaced it); add the path again", src.ID)
 	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return Stats{}, workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("source %s cannot be read", src.ID))
+	}
+	if fi.IsDir() != (src.Kind != KindFile) {
+		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path no longer holds a %s; add the path again", src.ID, src.Kind)
+	}
 	st, err := ix.loadState(ctx, src.ID)
 	if err != nil {
 		return Stats{}, err
@@ -289,14 +227,15 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	for _, f := range walked.files {
 		seen[f.rel] = true
 		old := st.files[f.rel]
-		if old != nil && !opts.Force && old.size == f.size && old.mtimeNs == f.mtimeNs {
+		stale := old != nil && old.staleExtraction(f.rel)
+		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
 			stats.Unchanged++
 			if old.status == statusSkipped {
 				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
 			}
 			continue
 		}
-		tasks = append(tasks, &task{f: f, old: old, done: make(chan struct{})})
+		tasks = append(tasks, &task{f: f, old: old, reextract: stale, done: make(chan struct{})})
 	}
 	var deleted []string
 	for p := range st.files {
@@ -306,10 +245,11 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	}
 	sort.Strings(deleted)
 
+	stats.Skipped = int64(len(skips))
 	plan := &applyPlan{src: src, base: st.revisionID, deleted: deleted, extractions: map[string]*extractionRow{}}
 	sp := newSpool(ix.opts.TempDir, ix.opts.SpoolMemory)
 	defer sp.close()
-	if err := ix.runTasks(ctx, src, tasks, plan, sp, &stats, &skips, pr); err != nil {
+	if err := ix.runTasks(ctx, src, opts.Force, tasks, plan, sp, &stats, &skips, pr); err != nil {
 		if ctx.Err() != nil {
 			return Stats{}, ctx.Err()
 		}
@@ -328,7 +268,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	plan.skips = capSkips(skips)
 	stats.Deleted = int64(len(plan.deleted))
 
-	plan.newRevision = st.revisionID == nil || plan.changed > 0 || len(deleted) > 0 ||
+	plan.newRevision = st.revisionID == nil || plan.changed > 0 || len(plan.deleted) > 0 ||
 		stats.Commit != st.commit || stats.Ref != st.ref || stats.CoverageSHA256 != st.coverage
 	stats.NewRevision = plan.newRevision
 	if plan.newRevision {
@@ -358,7 +298,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 // runTasks reads and extracts the tasks on ix.opts.Workers goroutines and
 // spools the results in walk order, so that what is written does not
 // depend on scheduling.
-func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan *applyPlan, sp *spool,
+func (ix *Indexer) runTasks(ctx context.Context, src Source, force bool, tasks []*task, plan *applyPlan, sp *spool,
 	stats *Stats, skips *[]Skip, pr *progressReporter) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -369,9 +309,9 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := newProcessor(ix, src)
+			p := &processor{ix: ix, src: src, force: force}
 			for t := range work {
-				t.res = p.process(ctx, t.f, t.old)
+				t.res = p.process(ctx, t.f, t.old, t.reextract)
 				close(t.done)
 			}
 		}()
@@ -394,20 +334,20 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan
 		}
 	}()
 	defer wg.Wait()
+	fail := func(err error) error {
+		cancel()
+		for range order { // drain so the feeder can stop
+		}
+		return err
+	}
 	for t := range order {
 		<-t.done
 		if err := ctx.Err(); err != nil {
-			cancel()
-			for range order { // drain so the feeder can stop
-			}
-			return err
+			return fail(err)
 		}
 		r := &t.res
 		if r.err != nil {
-			cancel()
-			for range order {
-			}
-			return r.err
+			return fail(r.err)
 		}
 		stats.Bytes += r.bytesRead
 		switch r.status {
@@ -424,10 +364,7 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan
 				plan.replaced = append(plan.replaced, r.rel)
 			}
 			if err := sp.write(r); err != nil {
-				cancel()
-				for range order {
-				}
-				return err
+				return fail(err)
 			}
 		case statusTouched:
 			stats.Unchanged++
@@ -445,10 +382,7 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan
 				plan.replaced = append(plan.replaced, r.rel)
 			}
 			if err := sp.write(r); err != nil {
-				cancel()
-				for range order {
-				}
-				return err
+				return fail(err)
 			}
 		case statusUnreadable:
 			*skips = append(*skips, Skip{Path: r.rel, Reason: SkipUnreadable, Detail: r.detail})
@@ -461,6 +395,7 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, tasks []*task, plan
 				plan.deleted = append(plan.deleted, r.rel)
 			}
 		}
+		stats.Skipped = int64(len(*skips))
 		pr.report(stats.Progress, false)
 		t.res = fileResult{} // release the text
 	}
@@ -554,17 +489,16 @@ type evRow struct {
 
 // processor reads and extracts files for one worker goroutine.
 type processor struct {
-	ix  *Indexer
-	src Source
-	buf []byte
+	ix    *Indexer
+	src   Source
+	force bool // re-extract even when the content hash is unchanged
+	buf   []byte
 }
-
-func newProcessor(ix *Indexer, src Source) *processor { return &processor{ix: ix, src: src} }
 
 // process reads one file and decides what it becomes. Only a failure to
 // store an asset is fatal (res.err); anything wrong with the file itself
 // is a skip.
-func (p *processor) process(ctx context.Context, f walkFile, old *fileState) (res fileResult) {
+func (p *processor) process(ctx context.Context, f walkFile, old *fileState, reextract bool) (res fileResult) {
 	res = fileResult{rel: f.rel, existed: old != nil, size: f.size, mtimeNs: f.mtimeNs}
 	if ctx.Err() != nil {
 		res.err = ctx.Err()
@@ -586,7 +520,7 @@ func (p *processor) process(ctx context.Context, f walkFile, old *fileState) (re
 	defer fh.Close()
 	if fi, err := fh.Stat(); err == nil {
 		if !fi.Mode().IsRegular() {
-			return res.skip(SkipSpecial, fi.Mode().Type().String())
+			return res.skip(SkipSpecial, specialKind(fi.Mode()))
 		}
 		res.size, res.mtimeNs = fi.Size(), fi.ModTime().UnixNano()
 	}
@@ -604,14 +538,15 @@ func (p *processor) process(ctx context.Context, f walkFile, old *fileState) (re
 	}
 	res.bytesRead = int64(n)
 	mime := imageMIME(f.rel, buf)
-	if mime == "" {
-		limit = maxText
-		if res.size > maxText {
-			return res.skip(SkipTooLarge, fmt.Sprintf("%d bytes", res.size))
-		}
-		if bytes.IndexByte(buf, 0) >= 0 {
-			return res.skip(SkipBinary, "")
-		}
+	limit = maxText
+	if mime != "" {
+		limit = MaxAssetBytes
+	}
+	if res.size > limit {
+		return res.skip(SkipTooLarge, fmt.Sprintf("%d bytes", res.size))
+	}
+	if mime == "" && bytes.IndexByte(buf, 0) >= 0 {
+		return res.skip(SkipBinary, "")
 	}
 	// The rest, bounded: the file may have grown since the stat.
 	for {
@@ -643,7 +578,7 @@ func (p *processor) process(ctx context.Context, f walkFile, old *fileState) (re
 	res.size = int64(len(buf))
 	sum := sha256.Sum256(buf)
 	res.sha = hex.EncodeToString(sum[:])
-	if old != nil && old.sha == res.sha && (old.status == statusIndexed || old.status == statusAsset) {
+	if !p.force && !reextract && old != nil && old.sha == res.sha && (old.status == statusIndexed || old.status == statusAsset) {
 		res.status = statusTouched
 		return res
 	}
@@ -676,7 +611,7 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 	res.facets = string(facets)
 	ids := newIDMaker(p.src.ID, res.rel)
 	u := Unit{Level: LevelDocument, Parent: -1, Title: name, Channel: ChannelImage}
-	res.units = []evRow{ids.row(u, 0, "", true, "", CodeTerms(name+"\n"+res.rel))}
+	res.units = []evRow{ids.row(u, 0, "", true, encodeHeading(nil), CodeTerms(name+"\n"+res.rel))}
 	return res
 }
 
@@ -736,125 +671,4 @@ func safeExtract(ex Extractor, rel, text string) (out Extracted, err error) {
 		}
 	}()
 	return ex.Extract(rel, text)
-}
-
-// buildRows turns units into rows: parents fixed up when an extractor got
-// them wrong (a parent must come before its child), leaves marked, IDs and
-// code terms computed.
-func buildRows(sourceID, rel string, units []Unit) []evRow {
-	parents := make([]int, len(units))
-	hasChild := make([]bool, len(units))
-	for i, u := range units {
-		pi := u.Parent
-		if i == 0 {
-			pi = -1
-		} else if pi < 0 || pi >= i {
-			pi = 0
-		}
-		parents[i] = pi
-		if pi >= 0 {
-			hasChild[pi] = true
-		}
-	}
-	ids := newIDMaker(sourceID, rel)
-	rows := make([]evRow, len(units))
-	for i, u := range units {
-		if i == 0 {
-			u.Level = LevelDocument
-		} else if u.Level != LevelSection && u.Level != LevelChunk {
-			u.Level = LevelChunk
-		}
-		if u.Channel == "" {
-			u.Channel = ChannelText
-		}
-		parentID := ""
-		if parents[i] >= 0 {
-			parentID = rows[parents[i]].id
-		}
-		leaf := !hasChild[i]
-		terms := ""
-		if leaf {
-			terms = CodeTerms(u.Title + "\n" + u.Text + "\n" + rel)
-		}
-		rows[i] = ids.row(u, i, parentID, leaf, encodeHeading(u.HeadingPath), terms)
-	}
-	return rows
-}
-
-func channelsOf(rows []evRow) []string {
-	var out []string
-	for _, r := range rows {
-		if !slices.Contains(out, r.channel) {
-			out = append(out, r.channel)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// encodeHeading renders a heading path as a JSON array without HTML
-// escaping, so that the FTS column indexes the headings' own characters.
-func encodeHeading(hp []string) string {
-	if len(hp) == 0 {
-		return "[]"
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(hp)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// idMaker derives stable evidence IDs: a hash of the source, the file's
-// path, the unit's level, heading path, title and text hash, and how many
-// earlier units of the file share all of those. The same content at the
-// same path gets the same IDs in every sync, and an edit elsewhere in the
-// file leaves a unit's ID alone.
-type idMaker struct {
-	prefix string
-	seen   map[[32]byte]int
-}
-
-func newIDMaker(sourceID, rel string) *idMaker {
-	return &idMaker{prefix: sourceID + "\x00" + rel + "\x00"}
-}
-
-func (m *idMaker) row(u Unit, ordinal int, parentID string, leaf bool, heading, terms string) evRow {
-	textSum := sha256.Sum256([]byte(u.Text))
-	h := sha256.New()
-	io.WriteString(h, m.prefix)
-	io.WriteString(h, u.Level)
-	h.Write([]byte{0})
-	io.WriteString(h, heading)
-	h.Write([]byte{0})
-	io.WriteString(h, u.Title)
-	h.Write([]byte{0})
-	h.Write(textSum[:])
-	var key [32]byte
-	h.Sum(key[:0])
-	if m.seen == nil {
-		m.seen = map[[32]byte]int{}
-	}
-	occ := m.seen[key]
-	m.seen[key] = occ + 1
-	if occ > 0 {
-		h.Write([]byte{0, byte(occ >> 24), byte(occ >> 16), byte(occ >> 8), byte(occ)})
-		h.Sum(key[:0])
-	}
-	return evRow{
-		id:        "ev_" + hex.EncodeToString(key[:12]),
-		parentID:  parentID,
-		ordinal:   ordinal,
-		level:     u.Level,
-		leaf:      leaf,
-		title:     u.Title,
-		heading:   heading,
-		startLine: u.StartLine,
-		endLine:   u.EndLine,
-		channel:   u.Channel,
-		sha:       hex.EncodeToString(textSum[:]),
-		text:      u.Text,
-		codeTerms: terms,
-		tokens:    EstimateTokens(u.Text),
-	}
 }

@@ -116,6 +116,7 @@ func TestSyncSkipReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.write("tree/locked.txt", "lockedword\n")
+	e.write("tree/bad\xffname.txt", "badname\n")
 	restore := failOpen(t, "locked.txt", fs.ErrPermission)
 	defer restore()
 
@@ -123,18 +124,19 @@ func TestSyncSkipReasons(t *testing.T) {
 	st := e.sync(src.ID)
 
 	wantSkips := map[string]string{
-		"debug.log":  SkipIgnored,
-		"drafts/":    SkipExcluded,
-		"bin.dat":    SkipBinary,
-		"big.txt":    SkipTooLarge,
-		"latin1.txt": SkipUndecodable,
-		"esc-file":   SkipSymlinkEscape,
-		"esc-dir":    SkipSymlinkEscape,
-		"broken":     SkipSymlinkBroken,
-		"sub/cycle/": SkipSymlinkCycle,
-		"ws":         SkipWorkspace,
-		"fifo":       SkipSpecial,
-		"locked.txt": SkipUnreadable,
+		"debug.log":         SkipIgnored,
+		"drafts/":           SkipExcluded,
+		"bin.dat":           SkipBinary,
+		"big.txt":           SkipTooLarge,
+		"latin1.txt":        SkipUndecodable,
+		"esc-file":          SkipSymlinkEscape,
+		"esc-dir":           SkipSymlinkEscape,
+		"broken":            SkipSymlinkBroken,
+		"sub/cycle/":        SkipSymlinkCycle,
+		"ws":                SkipWorkspace,
+		"fifo":              SkipSpecial,
+		"locked.txt":        SkipUnreadable,
+		"bad\ufffdname.txt": SkipUndecodable,
 	}
 	got := e.skips(src.ID)
 	for p, r := range wantSkips {
@@ -363,8 +365,20 @@ func TestIncrementalSync(t *testing.T) {
 		t.Fatalf("MATCH common: %d, want 19", e.match("common"))
 	}
 
+	// An extractor upgrade (here: the recorded version is an old one)
+	// re-extracts unchanged files, once.
+	if _, err := e.db.W.Exec(`UPDATE extractions SET version = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	if st = e.sync(src.ID); st.Extracted != 19 || st.RevisionNumber != 4 {
+		t.Fatalf("after an extractor upgrade: %+v", st)
+	}
+	if st = e.sync(src.ID); st.Extracted != 0 || st.NewRevision {
+		t.Fatalf("after the re-extraction: %+v", st)
+	}
+
 	revs, err := ListRevisions(context.Background(), e.db, src.ID)
-	if err != nil || len(revs) != 3 || revs[0].Number != 3 {
+	if err != nil || len(revs) != 4 || revs[0].Number != 4 {
 		t.Fatalf("revisions: %+v %v", revs, err)
 	}
 	cur, _ := GetSource(context.Background(), e.db, src.ID)
@@ -400,8 +414,8 @@ func TestEvidenceIDsStable(t *testing.T) {
 	if len(first) < 6 {
 		t.Fatalf("ids: %v", first)
 	}
-	if _, err := e.ix.Sync(context.Background(), src.ID, SyncOptions{Force: true}); err != nil {
-		t.Fatal(err)
+	if st, err := e.ix.Sync(context.Background(), src.ID, SyncOptions{Force: true}); err != nil || st.Extracted != 2 {
+		t.Fatalf("forced sync: %+v %v", st, err)
 	}
 	if again := ids(); !mapsEqual(first, again) {
 		t.Fatalf("forced re-extraction changed ids:\n%v\n%v", first, again)
@@ -434,9 +448,10 @@ func TestSyncAssets(t *testing.T) {
 	e := newEnv(t)
 	e.write("img/pixel.png", string(tinyPNG))
 	e.write("img/icon.svg", `<svg xmlns="http://www.w3.org/2000/svg"/>`)
+	e.write("img/huge.png", string(tinyPNG)+strings.Repeat("\x00", MaxAssetBytes))
 	src := e.add(SourceInput{Path: "img"})
 	st := e.sync(src.ID)
-	if st.Indexed != 2 {
+	if st.Indexed != 2 || st.SkippedByReason[SkipTooLarge] != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 	var assetID, mime string
@@ -712,4 +727,24 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		report(b, files, 0)
 	})
+}
+
+func TestSyncProgress(t *testing.T) {
+	e := newEnv(t)
+	for i := range 30 {
+		e.write(fmt.Sprintf("d/f%02d.txt", i), fmt.Sprintf("line %d\n", i))
+	}
+	e.write("d/bin.dat", "\x00\x01")
+	src := e.add(SourceInput{Path: "d"})
+	var calls []Progress
+	st, err := e.ix.Sync(context.Background(), src.ID, SyncOptions{Progress: func(p Progress) { calls = append(calls, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) == 0 || calls[len(calls)-1] != st.Progress {
+		t.Fatalf("progress calls %v, stats %+v", calls, st.Progress)
+	}
+	if want := (Progress{FilesSeen: 31, Indexed: 30, Skipped: 1, Bytes: st.Bytes}); st.Progress != want || st.Bytes == 0 {
+		t.Fatalf("progress %+v, want %+v", st.Progress, want)
+	}
 }

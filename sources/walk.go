@@ -8,8 +8,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // Skip reasons recorded in coverage (docs/ingest.md explains each).
@@ -67,7 +71,6 @@ type walker struct {
 	root     string // real path of the source root
 	include  globSet
 	exclude  globSet
-	prefix   []string // root's elements below the ignore base
 	visited  map[string]bool
 	res      walkResult
 	progress func(seen int)
@@ -101,7 +104,6 @@ func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) 
 		root:     root,
 		include:  globSet(src.Include),
 		exclude:  globSet(src.Exclude),
-		prefix:   prefix,
 		visited:  map[string]bool{},
 		progress: progress,
 	}
@@ -126,7 +128,7 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		if rel == "" {
-			return fmt.Errorf("read source root: %w", err)
+			return workspace.Wrap(workspace.CodeUnavailable, err, "the source directory cannot be read")
 		}
 		w.skip(rel+"/", SkipUnreadable, errDetail(err))
 		return nil
@@ -141,6 +143,12 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 	for _, e := range entries {
 		name := e.Name()
 		if name == ".git" {
+			continue
+		}
+		if !utf8.ValidString(name) {
+			// Paths are text everywhere downstream (JSON, FTS): a name
+			// that is not UTF-8 cannot be represented faithfully.
+			w.skip(strings.ToValidUTF8(path.Join(rel, name), "\uFFFD"), SkipUndecodable, "the name is not valid UTF-8")
 			continue
 		}
 		childAbs := filepath.Join(abs, name)
@@ -191,7 +199,7 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 			}
 			w.file(childRel, childAbs, fi)
 		default:
-			w.skip(childRel, SkipSpecial, typ.Type().String())
+			w.skip(childRel, SkipSpecial, specialKind(typ))
 		}
 	}
 	return nil
@@ -249,9 +257,25 @@ func (w *walker) symlink(abs, rel string, elems []string, ps []gitignore.Pattern
 		}
 		w.file(rel, target, fi)
 	default:
-		w.skip(rel, SkipSpecial, fi.Mode().Type().String())
+		w.skip(rel, SkipSpecial, specialKind(fi.Mode()))
 	}
 	return nil
+}
+
+// specialKind names the type of a file that is neither regular nor a
+// directory.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "irregular file"
 }
 
 // errDetail describes a file-system error without its path.

@@ -22,7 +22,7 @@ import (
 
 // applyCacheKiB is the page cache of the writer connection during an
 // apply transaction.
-const applyCacheKiB = 64 << 10
+const applyCacheKiB = 32 << 10
 
 // applyPlan is everything a sync will write, gathered before the write
 // transaction begins.
@@ -296,9 +296,11 @@ func decodeResult(rd *bufio.Reader) (fileResult, error) {
 	return r, d.err
 }
 
-// The statements of the apply transaction.
+// The statements of the apply transaction. Evidence is inserted OR FAIL:
+// any error rolls the whole transaction back anyway, and without the
+// default ABORT a multi-row INSERT needs no statement journal.
 const (
-	sqlInsertEvidence = `INSERT INTO evidence(evidence_id, source_id, revision_id, extraction_id, collection_id, path,
+	sqlInsertEvidence = `INSERT OR FAIL INTO evidence(evidence_id, source_id, revision_id, extraction_id, collection_id, path,
 		ordinal, level, parent_id, leaf, kind, language, title, heading_path, start_line, end_line, channel, sha256,
 		text, code_terms, tokens) VALUES `
 	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`

@@ -1,0 +1,225 @@
+// Command ingestbench measures the ingest pipeline against a plain FTS5
+// bulk insert of the same files. bench/ingest.sh runs it; see
+// bench/README.md.
+//
+//	ingestbench -mode pipeline -dir CORPUS -workspace WS   first sync into a fresh workspace
+//	ingestbench -mode resync   -dir CORPUS -workspace WS   sync again (nothing changed)
+//	ingestbench -mode fts      -dir CORPUS -db FILE        raw text into a plain FTS5 table
+//
+// Each prints one JSON object on stdout, with the peak RSS read from
+// /proc/self/status (VmHWM).
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
+
+	_ "modernc.org/sqlite"
+)
+
+type result struct {
+	Mode      string  `json:"mode"`
+	Files     int64   `json:"files"`
+	Bytes     int64   `json:"bytes"`
+	Units     int64   `json:"units,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	FilesPerS float64 `json:"files_per_s"`
+	MBPerS    float64 `json:"mb_per_s"`
+	PeakRSSKB int64   `json:"peak_rss_kb"`
+}
+
+func main() {
+	mode := flag.String("mode", "pipeline", "pipeline, resync or fts")
+	dir := flag.String("dir", "", "the corpus directory")
+	ws := flag.String("workspace", "", "workspace directory (pipeline, resync)")
+	dbPath := flag.String("db", "", "database file (fts)")
+	maxFile := flag.Int64("max-file-bytes", workspace.DefaultMaxFileBytes, "max_file_bytes")
+	workers := flag.Int("workers", 0, "extraction goroutines (0: default)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *dir == "" {
+		fail(errors.New("-dir is required"))
+	}
+	corpus, err := filepath.Abs(*dir)
+	if err != nil {
+		fail(err)
+	}
+	ctx := context.Background()
+	var r result
+	switch *mode {
+	case "pipeline", "resync":
+		r, err = pipeline(ctx, *mode, corpus, *ws, *maxFile, *workers)
+	case "fts":
+		r, err = rawFTS(ctx, corpus, *dbPath, *maxFile)
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		pprof.StopCPUProfile()
+		fail(err)
+	}
+	if r.Seconds > 0 {
+		r.FilesPerS = float64(r.Files) / r.Seconds
+		r.MBPerS = float64(r.Bytes) / (1 << 20) / r.Seconds
+	}
+	r.PeakRSSKB = peakRSS()
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "ingestbench:", err)
+	os.Exit(1)
+}
+
+func pipeline(ctx context.Context, mode, corpus, ws string, maxFile int64, workers int) (result, error) {
+	if ws == "" {
+		return result{}, errors.New("-workspace is required")
+	}
+	ws, err := filepath.Abs(ws)
+	if err != nil {
+		return result{}, err
+	}
+	l := workspace.NewLayout(ws)
+	if err := l.EnsureDirs(); err != nil {
+		return result{}, err
+	}
+	db, err := workspace.OpenDB(ctx, l.DB)
+	if err != nil {
+		return result{}, err
+	}
+	defer db.Close()
+	policy, err := sources.NewPolicy([]string{corpus}, ws)
+	if err != nil {
+		return result{}, err
+	}
+	ix := sources.NewIndexer(db, policy, sources.NewAssets(l.Assets),
+		sources.Options{MaxFileBytes: maxFile, Workers: workers, TempDir: l.Runtime,
+			Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	src, _, err := ix.Add(ctx, sources.SourceInput{Path: corpus, Kind: sources.KindFolder})
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	st, err := ix.Sync(ctx, src.ID, sources.SyncOptions{})
+	if err != nil {
+		return result{}, err
+	}
+	secs := time.Since(start).Seconds()
+	if mode == "resync" {
+		return result{Mode: mode, Files: st.FilesSeen, Bytes: st.Bytes, Seconds: secs}, nil
+	}
+	return result{Mode: mode, Files: st.Indexed, Bytes: st.Bytes, Units: st.Units, Seconds: secs}, nil
+}
+
+// rawFTS inserts every text file of the corpus (the files the pipeline
+// indexes: no NUL byte in the first 8 KiB, valid UTF-8, at most
+// max_file_bytes) into a plain FTS5 table in one transaction.
+func rawFTS(ctx context.Context, corpus, dbPath string, maxFile int64) (result, error) {
+	if dbPath == "" {
+		return result{}, errors.New("-db is required")
+	}
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return result{}, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE docs USING fts5(path, body)`); err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs(path, body) VALUES (?, ?)`)
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	r.Mode = "fts"
+	err = filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil || fi.Size() > maxFile {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		if bytes.IndexByte(b[:min(len(b), 8<<10)], 0) >= 0 || !utf8.Valid(b) {
+			return nil
+		}
+		rel, _ := filepath.Rel(corpus, p)
+		if _, err := ins.ExecContext(ctx, filepath.ToSlash(rel), string(b)); err != nil {
+			return err
+		}
+		r.Files++
+		r.Bytes += int64(len(b))
+		return nil
+	})
+	if err != nil {
+		return result{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return result{}, err
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// peakRSS reads VmHWM (kB) from /proc/self/status; 0 when unavailable.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
