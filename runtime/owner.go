@@ -41,6 +41,10 @@ func ownerRunning(e *OwnerRunningError) error {
 	return workspace.Wrap(workspace.CodeConflict, e, e.Error())
 }
 
+// jobsStopWait bounds how long shutdown waits for running jobs to
+// checkpoint (cancel is cooperative and prompt: well under a second).
+const jobsStopWait = 10 * time.Second
+
 // Options configure an owner. The zero value (with Dir set) works.
 type Options struct {
 	// Dir is the absolute workspace directory.
@@ -339,11 +343,15 @@ func (own *Owner) close(ctx context.Context) error {
 		_ = own.mcp.Close()
 	}
 	if err := own.srv.Shutdown(sctx); err != nil {
+		// The bounded wait is over: what is still open is cut off. That is
+		// the designed end of a shutdown, not a failure.
+		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
 		_ = own.srv.Close()
-		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
 	// Running jobs are checkpointed: back to the queue, resumed next start.
-	if err := own.queue.Close(sctx); err != nil {
+	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)
+	defer qcancel()
+	if err := own.queue.Close(qctx); err != nil {
 		errs = append(errs, err)
 	}
 	own.runs.Close()
