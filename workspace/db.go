@@ -40,6 +40,9 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
+		// A large sync grows the WAL; after each checkpoint it is cut back
+		// to 64 MiB at most instead of keeping its largest size forever.
+		q.Add("_pragma", "journal_size_limit(67108864)")
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
