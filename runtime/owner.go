@@ -230,6 +230,7 @@ func (own *Owner) open(ctx context.Context) error {
 	}
 	handler := httpapi.NewHandler(own.svc, httpapi.Options{
 		OpenAPI:         doc,
+		Validate:        mcpapi.ValidateArguments,
 		Authority:       authority,
 		Auth:            own.tokens,
 		MaxRequestBytes: s.MaxRequestBytes,

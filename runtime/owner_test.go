@@ -181,6 +181,11 @@ func TestHTTPGuards(t *testing.T) {
 		{"malformed json", "POST", "/v1/tokens", own.Token(), nil, `{"grant":`, 400, workspace.CodeInvalidArgument},
 		{"trailing json", "POST", "/v1/tokens", own.Token(), nil, `{"grant":"read"} {}`, 400, workspace.CodeInvalidArgument},
 		{"revoke unknown token", "DELETE", "/v1/tokens/nope", own.Token(), nil, "", 404, workspace.CodeNotFound},
+		{"search body of the wrong type", "POST", "/v1/search", own.Token(), nil, `{"request":{"question":"x","limit":"ten"}}`, 400, workspace.CodeInvalidArgument},
+		{"search body with an unknown field", "POST", "/v1/search", own.Token(), nil, `{"request":{"question":"x","colour":1}}`, 400, workspace.CodeInvalidArgument},
+		{"discover with an unknown subject", "POST", "/v1/discover", own.Token(), nil, `{"request":{"subject":"everything"}}`, 400, workspace.CodeInvalidArgument},
+		{"manage_job body that is an array", "POST", "/v1/manage_job", own.Token(), nil, `[{"action":"list"}]`, 400, workspace.CodeInvalidArgument},
+		{"add_sources with an empty body", "POST", "/v1/add_sources", own.Token(), nil, ` `, 400, workspace.CodeInvalidArgument},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func decodeJSON(r *http.Request, v any) error {
 		if errors.Is(err, io.EOF) {
 			return workspace.Errorf(workspace.CodeInvalidArgument, "request body is empty: want a JSON object")
 		}
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: %s", jsonProblem(err))
+		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: %s", interfaces.JSONProblem(err))
 	}
 	if dec.More() {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
@@ -80,32 +80,4 @@ func decodeJSON(r *http.Request, v any) error {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
 	}
 	return nil
-}
-
-// jsonProblem words a decoding error without echoing the caller's input at
-// length.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "malformed JSON"
-	case errors.As(err, &te):
-		if te.Field != "" {
-			return "field " + truncate(te.Field, 80) + " has the wrong type"
-		}
-		return "wrong JSON type"
-	}
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[:120]
-	}
-	return msg
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

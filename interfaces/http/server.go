@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"log/slog"
 	"net/http"
 
@@ -25,6 +26,10 @@ type Options struct {
 	Logger *slog.Logger
 	// OpenAPI is the document served at GET /openapi (see OpenAPI).
 	OpenAPI []byte
+	// Validate, when set, checks a tool route's body against the tool's
+	// input schema before it is decoded (the MCP layer's validator, so
+	// both edges refuse the same bodies with the same words).
+	Validate func(tool string, body json.RawMessage) error
 }
 
 // NewHandler returns the HTTP API over svc.
@@ -36,7 +41,7 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes}
-	h := &handlers{svc: svc, log: o.Logger}
+	h := &handlers{svc: svc, log: o.Logger, validate: o.Validate}
 
 	r := chi.NewRouter()
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
@@ -69,8 +74,9 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 }
 
 type handlers struct {
-	svc interfaces.Service
-	log *slog.Logger
+	svc      interfaces.Service
+	log      *slog.Logger
+	validate func(tool string, body json.RawMessage) error
 }
 
 // fail writes err and logs internal failures (never their detail to the

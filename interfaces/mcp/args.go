@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/tychora/tychora/interfaces"
 )
 
 // decodeArgs turns the raw arguments of a tools/call into T: it validates
@@ -19,30 +21,40 @@ func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return zero, invalidArgument(tool, "arguments are not valid JSON: %s", jsonProblem(err))
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return zero, invalidArgument(tool, "arguments must be a JSON object")
-	}
-	rs := inputResolved(tool)
-	if rs == nil {
-		return zero, invalidArgument(tool, "unknown tool")
-	}
-	if err := rs.Validate(v); err != nil {
-		return zero, invalidArgument(tool, "arguments do not match the input schema: %s", schemaProblem(err))
+	if err := ValidateArguments(tool, raw); err != nil {
+		return zero, err
 	}
 	var out T
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
-		return zero, invalidArgument(tool, "arguments: %s", jsonProblem(err))
+		return zero, invalidArgument(tool, "arguments: %s", interfaces.JSONProblem(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return zero, invalidArgument(tool, "arguments: trailing data after the JSON object")
 	}
 	return out, nil
+}
+
+// ValidateArguments checks raw (a tool's argument object, or the body of
+// its /v1 route) against the tool's input schema. Every failure is an
+// INVALID_ARGUMENT *workspace.Error worded the same on both edges.
+func ValidateArguments(tool string, raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return invalidArgument(tool, "arguments are not valid JSON: %s", interfaces.JSONProblem(err))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return invalidArgument(tool, "arguments must be a JSON object")
+	}
+	rs := inputResolved(tool)
+	if rs == nil {
+		return invalidArgument(tool, "unknown tool")
+	}
+	if err := rs.Validate(v); err != nil {
+		return invalidArgument(tool, "arguments do not match the input schema: %s", schemaProblem(err))
+	}
+	return nil
 }
 
 // schemaProblem words a validation error: the innermost reason, with the
@@ -93,20 +105,4 @@ func fieldPath(loc string) string {
 		}
 	}
 	return strings.Join(parts, ".")
-}
-
-// jsonProblem words a decoding error without echoing the input at length.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "malformed JSON"
-	case errors.As(err, &te):
-		if te.Field != "" {
-			return "field " + te.Field + " has the wrong type or is out of range"
-		}
-		return "wrong JSON type"
-	}
-	return err.Error()
 }
