@@ -1,32 +1,40 @@
 package query
 
 import (
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tychora/tychora/sources"
 )
 
 // Query syntax.
 //
-// A question is free text with optional "double-quoted phrases". There are
-// no operators: every character a user types is text, and the MATCH
+// A question is free text with optional "double-quoted phrases" (straight
+// ASCII quotes only: curly quotes are prose punctuation). There are no
+// operators: every character a user types is text, and the MATCH
 // expression is built from tokens, each quoted, never from the raw text.
 //
 //   - A word is a term. Words are tokenized and stemmed exactly as the index
 //     is (porter, unicode61, '_' kept inside words).
 //   - An identifier (a compound that SplitIdentifier splits into two or
 //     more parts: parseHTTPRequest, parse_http_request, HTTPServer,
-//     os.ReadFile) is its parts plus its whole form: "parse http request"
-//     finds parseHTTPRequest through the code_terms column, and
-//     ParseHTTPRequest finds parse_http_request the same way, while the
-//     exact identifier ranks first.
-//   - "a quoted phrase" must appear with its words adjacent and in order (a
-//     hit always contains every phrase); its words also count as terms.
+//     os.ReadFile) matches as its whole form or as all of its parts:
+//     "parse http request" finds parseHTTPRequest through the code_terms
+//     column, and ParseHTTPRequest finds parse_http_request the same way;
+//     the exact identifier ranks first, since its whole form and its
+//     parts all count.
+//   - A "quoted phrase" matches only its words adjacent and in order. Its
+//     words also weigh in the ranking of whatever matched, but alone they
+//     match nothing: a question made of one phrase finds only the phrase.
 //     An unclosed quote runs to the end of the question.
-//   - Stop words ("the", "how", "is", ...) are dropped from free text unless
-//     the question has nothing else; inside phrases they stay.
-//   - Other words are optional (OR semantics): a hit matches at least one;
-//     ranking decides the rest.
+//   - Stop words ("the", "how", "is", ...) are dropped from the ranking
+//     unless the question has nothing else; inside phrases they still have
+//     to be there, and inside identifiers they are names like any other
+//     part (errors.Is, ForEach).
+//   - Words and phrases are alternatives (OR semantics): a hit matches at
+//     least one of them, and ranking decides the rest.
 
 // Term kinds.
 const (
@@ -42,26 +50,47 @@ type qterm struct {
 	weight float64 // query weight: occurrences in the question, by kind
 	kind   int
 	stop   bool // a stop word: not scored unless the query has nothing else
+	name   bool // a part of an identifier: never a stop word
+	free   bool // appears outside phrases: the term alone makes a match
 	phrase bool // appears in a quoted phrase
 	order  int  // first position in the question, for proximity pairs
 }
 
-// qphrase is a quoted phrase: tokens that must be adjacent and in order.
+// qphrase is a phrase: tokens that must be adjacent and in order. A
+// quoted phrase is a clause of its own; the whole form of an identifier
+// is a phrase only inside its identifier's clause.
 type qphrase struct {
 	tokens []string // folded, unstemmed
 	terms  []int    // index into parsedQuery.terms for each token
+	quoted bool
+	// qualified: the whole form of a qualified name (pkg.Name), which
+	// also matches its definition (see rank.go).
+	qualified bool
 }
 
 // parsedQuery is a question turned into terms and phrases.
+// qgroup is an identifier of the question: it matches as its whole form
+// (the tokens the index makes of it) or as all its parts.
+type qgroup struct {
+	whole  []int // term indices, in order
+	parts  []int // term indices
+	phrase int   // index of the whole form's phrase (several tokens), or -1
+}
+
 type parsedQuery struct {
 	terms   []qterm
 	phrases []qphrase
+	groups  []qgroup
 	// seq is the question's scoring terms in order (indices into terms),
 	// stop words left out: adjacent entries form the proximity pairs.
 	seq []int
 }
 
-// Query-side weights of identifier terms, relative to a plain word (1).
+// Query-side weights of identifier terms, relative to a plain word (1):
+// each part and the whole form count as a word, so an identifier weighs
+// more than any single word of the question, and a unit holding it exactly
+// (whole form and parts, through code_terms) ranks above one with only
+// its parts.
 const (
 	weightPart  = 1.0
 	weightWhole = 1.0
@@ -74,7 +103,7 @@ func parseQuestion(q string) parsedQuery {
 	index := map[string]int{}
 	var buf, sbuf []byte
 	pos := 0
-	add := func(tok []byte, kind int, weight float64, inPhrase bool) int {
+	add := func(tok []byte, kind int, weight float64, free, inPhrase bool) int {
 		sbuf = append(sbuf[:0], tok...)
 		stem := string(porterStem(sbuf))
 		i, ok := index[stem]
@@ -82,37 +111,39 @@ func parseQuestion(q string) parsedQuery {
 			i = len(pq.terms)
 			index[stem] = i
 			pq.terms = append(pq.terms, qterm{token: string(tok), stem: stem, kind: kind, order: pos,
-				stop: !inPhrase && isStopword(string(tok))})
+				stop: isStopword(string(tok))})
 		}
 		t := &pq.terms[i]
 		t.weight += weight
 		if kind < t.kind {
 			t.kind = kind
 		}
-		if inPhrase {
-			t.phrase = true
-			t.stop = false
-		}
+		t.phrase = t.phrase || inPhrase
+		t.free = t.free || free
 		pos++
 		return i
 	}
 	for _, seg := range splitQuoted(q) {
 		if seg.quoted {
-			var ph qphrase
+			ph := qphrase{quoted: true}
 			buf = forEachToken(seg.text, buf, func(tok []byte, _, _ int) bool {
 				ph.tokens = append(ph.tokens, string(tok))
-				ph.terms = append(ph.terms, add(tok, termWord, 1, true))
+				ph.terms = append(ph.terms, add(tok, termWord, 1, false, true))
 				return true
 			})
 			if len(ph.tokens) > 0 {
 				pq.phrases = append(pq.phrases, ph)
-				pq.seq = append(pq.seq, ph.terms...)
+				for _, t := range ph.terms {
+					if !pq.terms[t].stop {
+						pq.seq = append(pq.seq, t)
+					}
+				}
 			}
 			continue
 		}
-		for _, chunk := range strings.Fields(seg.text) {
+		for _, comp := range compounds(seg.text) {
 			var whole []string
-			buf = forEachToken(chunk, buf, func(tok []byte, _, _ int) bool {
+			buf = forEachToken(comp, buf, func(tok []byte, _, _ int) bool {
 				whole = append(whole, string(tok))
 				return true
 			})
@@ -120,49 +151,129 @@ func parseQuestion(q string) parsedQuery {
 				continue
 			}
 			var parts []string
-			for _, p := range sources.SplitIdentifier(chunk) {
+			for _, p := range sources.SplitIdentifier(comp) {
 				buf = forEachToken(p, buf, func(tok []byte, _, _ int) bool {
 					parts = append(parts, string(tok))
 					return true
 				})
 			}
-			if equalStrings(whole, parts) || len(parts) == 0 {
+			if len(parts) < 2 {
 				for _, w := range whole {
-					i := add([]byte(w), termWord, 1, false)
+					i := add([]byte(w), termWord, 1, true, false)
 					if !pq.terms[i].stop {
 						pq.seq = append(pq.seq, i)
 					}
 				}
 				continue
 			}
+			// An identifier: its parts, its whole form, and the whole form
+			// as a phrase when the index makes several tokens of it
+			// (os.ReadFile: "os readfile").
+			// Parts are names: none of them is a stop word ("errors.Is",
+			// "ForEach"); their idf weighs them.
+			var g qgroup
 			for _, p := range parts {
-				i := add([]byte(p), termPart, weightPart, false)
-				if !pq.terms[i].stop {
-					pq.seq = append(pq.seq, i)
+				i := add([]byte(p), termPart, weightPart, false, false)
+				pq.terms[i].name = true
+				pq.seq = append(pq.seq, i)
+				if !slices.Contains(g.parts, i) {
+					g.parts = append(g.parts, i)
 				}
 			}
+			var ph qphrase
 			for _, w := range whole {
-				if !containsString(parts, w) {
-					add([]byte(w), termWhole, weightWhole, false)
+				var i int
+				if containsString(parts, w) {
+					i = add([]byte(w), termPart, 0, false, len(whole) > 1)
+				} else {
+					i = add([]byte(w), termWhole, weightWhole, false, len(whole) > 1)
 				}
+				g.whole = append(g.whole, i)
+				ph.tokens = append(ph.tokens, w)
+				ph.terms = append(ph.terms, i)
+			}
+			if len(whole) > 1 {
+				// A qualified name (os.ReadFile, std::vector) is also
+				// found where it is defined: its qualifier in the path,
+				// its name in the title.
+				ph.qualified = strings.Contains(comp, ".") || strings.Contains(comp, "::")
+				g.phrase = len(pq.phrases)
+				pq.phrases = append(pq.phrases, ph)
+			} else {
+				g.phrase = -1
+			}
+			pq.groups = append(pq.groups, g)
+		}
+	}
+	for i := range pq.terms {
+		if pq.terms[i].name {
+			pq.terms[i].stop = false
+		}
+	}
+	// A question made only of stop words (and no phrase or identifier)
+	// searches for them.
+	if len(pq.phrases) == 0 && len(pq.groups) == 0 && len(pq.terms) > 0 {
+		allStop := true
+		for _, t := range pq.terms {
+			if !t.stop {
+				allStop = false
+				break
 			}
 		}
-	}
-	// A question made only of stop words searches for them.
-	allStop := len(pq.terms) > 0
-	for _, t := range pq.terms {
-		if !t.stop {
-			allStop = false
-			break
-		}
-	}
-	if allStop {
-		for i := range pq.terms {
-			pq.terms[i].stop = false
-			pq.seq = append(pq.seq, i)
+		if allStop {
+			pq.seq = pq.seq[:0]
+			for i := range pq.terms {
+				pq.terms[i].stop = false
+				pq.terms[i].free = true
+				pq.seq = append(pq.seq, i)
+			}
 		}
 	}
 	return pq
+}
+
+// compounds cuts free text into compounds as SplitIdentifier sees them:
+// runs of word characters (letters, digits, '_', marks) joined by single
+// '.', '-' or "::" between word characters. Everything else separates.
+func compounds(s string) []string {
+	var out []string
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isWordChar(r) {
+			i += size
+			continue
+		}
+		start := i
+		for i < len(s) {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if isWordChar(r) {
+				i += size
+				continue
+			}
+			next := i + size
+			if r == ':' && next < len(s) && s[next] == ':' {
+				next++
+			} else if r != '.' && r != '-' {
+				break
+			}
+			if next >= len(s) {
+				break
+			}
+			if r2, _ := utf8.DecodeRuneInString(s[next:]); !isWordChar(r2) {
+				break
+			}
+			i = next
+		}
+		out = append(out, s[start:i])
+	}
+	return out
+}
+
+// isWordChar is a character of an identifier: a letter, digit, '_' or
+// combining mark.
+func isWordChar(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc)
 }
 
 // segment is a run of the question inside or outside double quotes.
@@ -171,36 +282,24 @@ type segment struct {
 	quoted bool
 }
 
-// splitQuoted cuts q at double quotes (straight or curly).
+// splitQuoted cuts q at straight double quotes.
 func splitQuoted(q string) []segment {
 	var out []segment
 	quoted := false
 	start := 0
-	for i, r := range q {
-		if r == '"' || r == '\u201c' || r == '\u201d' {
+	for i := 0; i < len(q); i++ {
+		if q[i] == '"' {
 			if i > start {
 				out = append(out, segment{q[start:i], quoted})
 			}
 			quoted = !quoted
-			start = i + len(string(r))
+			start = i + 1
 		}
 	}
 	if start < len(q) {
 		out = append(out, segment{q[start:], quoted})
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func containsString(ss []string, s string) bool {
@@ -212,16 +311,17 @@ func containsString(ss []string, s string) bool {
 	return false
 }
 
-// scoring reports whether term i takes part in ranking.
-func (pq *parsedQuery) scoring(i int) bool { return !pq.terms[i].stop }
+// clause reports whether term i alone makes a match: a free, non-stop
+// term.
+func (pq *parsedQuery) clause(i int) bool { return pq.terms[i].free && !pq.terms[i].stop }
 
 // empty reports whether the query can match nothing.
 func (pq *parsedQuery) empty() bool {
-	if len(pq.phrases) > 0 {
+	if len(pq.phrases) > 0 || len(pq.groups) > 0 {
 		return false
 	}
 	for i := range pq.terms {
-		if pq.scoring(i) {
+		if pq.clause(i) {
 			return false
 		}
 	}

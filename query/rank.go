@@ -181,9 +181,10 @@ func foldToken(dst []byte, tok string) []byte {
 // sterm is a scoring term: a query term with its statistics.
 type sterm struct {
 	stem   string
-	weight float64 // query weight
+	weight float64 // query weight (0: matched only for phrases)
 	idf    float64
 	df     int64
+	phrase bool // a word of a quoted phrase
 }
 
 // bm25IDF is the BM25 inverse document frequency, kept positive
@@ -202,6 +203,10 @@ type scorer struct {
 	terms []sterm
 	// phrases: term indices that must follow each other.
 	phrases [][]int32
+	// qualified marks the phrases that are qualified names: they also
+	// count once where the name is defined (qualifier words in the path,
+	// the name in the title).
+	qualified []bool
 	// pairs maps an unordered pair of term indices (lo<<32 | hi) to its
 	// proximity weight (min idf of the two).
 	pairs map[uint64]float64
@@ -214,12 +219,14 @@ type scorer struct {
 	prox map[uint64]float64
 }
 
-func newScorer(prof *profile, stats corpusStats, terms []sterm, phrases [][]int32, seq []int32) *scorer {
-	s := &scorer{prof: prof, stats: stats, terms: terms, phrases: phrases,
+func newScorer(prof *profile, stats corpusStats, terms []sterm, phrases [][]int32, qualified []bool, seq []int32) *scorer {
+	s := &scorer{prof: prof, stats: stats, terms: terms, phrases: phrases, qualified: qualified,
 		tf: make([]float64, len(terms)*numFields), pairs: map[uint64]float64{}, prox: map[uint64]float64{}}
 	stems := make([]string, len(terms))
 	for i, t := range terms {
-		stems[i] = t.stem
+		if t.weight > 0 || t.phrase {
+			stems[i] = t.stem
+		}
 	}
 	s.m = newMatcher(stems)
 	for i := 1; i < len(seq); i++ {
@@ -245,7 +252,7 @@ func (c *candidate) fieldText(f int) string {
 	case fieldTitle:
 		return c.title
 	case fieldHeading:
-		return c.headingJSON
+		return c.context
 	case fieldPath:
 		return c.path
 	case fieldBody:
@@ -304,7 +311,7 @@ func (s *scorer) score(c *candidate) float64 {
 	}
 	// Phrases.
 	if s.prof.phraseWeight > 0 {
-		for _, ph := range s.phrases {
+		for pi, ph := range s.phrases {
 			x := 0.0
 			for f := 0; f < numFields; f++ {
 				if s.prof.fields[f].weight == 0 {
@@ -313,6 +320,9 @@ func (s *scorer) score(c *candidate) float64 {
 				if n := countPhrase(s.hits[f], ph); n > 0 {
 					x += s.prof.fields[f].weight * float64(n) / norms[f]
 				}
+			}
+			if x == 0 && pi < len(s.qualified) && s.qualified[pi] && s.defines(ph) {
+				x = s.prof.fields[fieldTitle].weight / norms[fieldTitle]
 			}
 			if x > 0 {
 				idf := 0.0
@@ -346,6 +356,30 @@ func (s *scorer) score(c *candidate) float64 {
 		}
 	}
 	return total
+}
+
+// defines reports whether the candidate defines the qualified name ph:
+// every qualifier word in its path, the name in its title.
+func (s *scorer) defines(ph []int32) bool {
+	n := len(ph) - 1
+	if n < 1 || !hasTerm(s.hits[fieldTitle], ph[n]) {
+		return false
+	}
+	for _, t := range ph[:n] {
+		if !hasTerm(s.hits[fieldPath], t) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasTerm(hs []hit, t int32) bool {
+	for _, h := range hs {
+		if h.term == t {
+			return true
+		}
+	}
+	return false
 }
 
 // countPhrase counts the occurrences of a phrase in one column's hits:

@@ -21,21 +21,13 @@ import (
 
 // feedback expands the query from the best candidates and rescores all of
 // them.
-func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, prof *profile, stats corpusStats, pq *parsedQuery,
-	terms []sterm, phrases [][]int32, seq []int32, cands []*candidate) error {
+func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) error {
+	prof, stats, terms := q.prof, q.stats, q.terms
 	if len(cands) == 0 || prof.prfTerms == 0 || prof.prfWeight <= 0 || prof.prfWeight >= 1 {
 		return nil
 	}
 	top := slices.Clone(cands)
-	slices.SortFunc(top, func(a, b *candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return strings.Compare(a.evidenceID, b.evidenceID)
-	})
+	slices.SortFunc(top, byScore)
 	top = top[:min(len(top), prof.prfDocs)]
 	sum := 0.0
 	for _, c := range top {
@@ -115,7 +107,7 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, prof *profile, stats 
 			fresh = append(fresh, x.stem)
 		}
 	}
-	_, df, err := e.stats.load(ctx, tx, fresh)
+	_, df, err := e.stats.load(ctx, e, tx, fresh)
 	if err != nil {
 		return err
 	}
@@ -131,7 +123,7 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, prof *profile, stats 
 		index[x.stem] = len(expanded)
 		expanded = append(expanded, sterm{stem: x.stem, weight: scale * x.p, df: d, idf: bm25IDF(stats.n, d)})
 	}
-	sc := newScorer(prof, stats, expanded, phrases, seq)
+	sc := newScorer(prof, stats, expanded, q.phrases, q.qualified, q.seq)
 	for _, c := range cands {
 		c.score = sc.score(c)
 	}

@@ -49,40 +49,72 @@ type profile struct {
 	prfTerms  int
 	prfWeight float64
 
-	// Candidate generation (stage A): the pool is at least poolMin
-	// candidates (and 3 times the depth asked for), ranked by FTS5's bm25
-	// over at most maxTermsA terms whose document frequencies sum to at
-	// most rankBudget; see search_candidates.go.
+	// Candidate generation (stage A, search_candidates.go): the pool
+	// holds poolFactor × limit candidates, at least poolMin and at most
+	// poolMax; an OR of all terms is ranked by FTS5's bm25 when it ranks at
+	// most cheapRows rows; otherwise conjunctive probes run first and the
+	// OR is pruned to at most maxTermsA terms ranking at most rankBudget
+	// rows (fillBudget after conjunctive probes).
 	poolMin    int
+	poolFactor int
 	poolMax    int
 	maxTermsA  int
+	cheapRows  int64
 	rankBudget int64
+	fillBudget int64
+	// looseParts makes every part of an identifier a clause of its own
+	// (besides the identifier): a unit with any part matches.
+	looseParts bool
 }
 
-var profiles = []profile{
-	{
-		name:        "balanced",
-		description: "Default. BM25F over title, headings, path, text and identifier parts, with term proximity and pseudo-relevance feedback; questions are matched by any of their words and ranked by all of them.",
-		k1:          1.2,
-		fields: [numFields]fieldParams{
-			fieldTitle:   {weight: 1.0, b: 0.5},
-			fieldHeading: {weight: 0.5, b: 0.5},
-			fieldPath:    {weight: 0.5, b: 0.5},
-			fieldBody:    {weight: 1.0, b: 0.75},
-			fieldCode:    {weight: 0.5, b: 0.75},
-		},
-		proximity:    0.0,
-		proxWindow:   8,
-		phraseWeight: 1.0,
-		prfDocs:      0,
-		prfTerms:     0,
-		prfWeight:    0.0,
-		poolMin:      200,
-		poolMax:      maxPoolSize,
-		maxTermsA:    24,
-		rankBudget:   8000,
+// balanced is the default profile; the others start from it.
+var balanced = profile{
+	name:        "balanced",
+	description: "Default: BM25F over title, headings, path, text and identifier parts, with a bonus for query words close together; words of a question are alternatives, ranked by all of them; identifiers match whole or by parts; quoted phrases match adjacent words only.",
+	k1:          1.2,
+	fields: [numFields]fieldParams{
+		fieldTitle:   {weight: 2.0, b: 0.5},
+		fieldHeading: {weight: 0.5, b: 0.5},
+		fieldPath:    {weight: 0.5, b: 0.5},
+		fieldBody:    {weight: 1.0, b: 0.75},
+		fieldCode:    {weight: 0.5, b: 0.75},
 	},
+	proximity:    0.5,
+	proxWindow:   8,
+	phraseWeight: 1.0,
+	poolMin:      50,
+	poolFactor:   5,
+	poolMax:      maxPoolSize,
+	maxTermsA:    24,
+	cheapRows:    1500,
+	rankBudget:   10000,
+	fillBudget:   2500,
 }
+
+var profiles = func() []profile {
+	precise := balanced
+	precise.name = "precise"
+	precise.description = "Like balanced, with twice the weight for query words that occur close together and for phrases: for keyword queries whose words belong together."
+	precise.proximity = 1
+	precise.phraseWeight = 2
+
+	recall := balanced
+	recall.name = "recall"
+	recall.description = "Like balanced, plus pseudo-relevance feedback (RM3: words of the best first results expand the query) over a larger pool: finds more of what is relevant, at some cost in precision and time."
+	recall.prfDocs, recall.prfTerms, recall.prfWeight = 10, 20, 0.3
+	recall.poolMin, recall.poolFactor = 100, 8
+	recall.cheapRows, recall.fillBudget = 20000, balanced.rankBudget
+	recall.looseParts = true
+
+	code := balanced
+	code.name = "code"
+	code.description = "For source code: declaration names (title), enclosing declarations and paths weigh more, identifier parts count as much as words, and nearby query words get a bonus."
+	code.fields[fieldTitle].weight = 3
+	code.fields[fieldHeading].weight = 1
+	code.fields[fieldPath].weight = 1
+	code.fields[fieldCode].weight = 1
+	return []profile{balanced, precise, recall, code}
+}()
 
 func profileByName(name string) (*profile, bool) {
 	for i := range profiles {

@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -35,8 +34,6 @@ const (
 	numFields
 )
 
-var fieldNames = [numFields]string{"title", "heading_path", "path", "text", "code_terms"}
-
 // corpusStats is a snapshot of the index statistics.
 type corpusStats struct {
 	n      int64              // leaf evidence units in the index
@@ -58,8 +55,8 @@ const maxCachedTerms = 200_000
 
 // load returns the statistics and the document frequency of each stem, read
 // within tx (the search's snapshot).
-func (c *statsCache) load(ctx context.Context, tx *sql.Tx, stems []string) (corpusStats, map[string]int64, error) {
-	gen, avg, err := readGeneration(ctx, tx)
+func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []string) (corpusStats, map[string]int64, error) {
+	gen, avg, err := readGeneration(ctx, e, tx)
 	if err != nil {
 		return corpusStats{}, nil, err
 	}
@@ -83,7 +80,7 @@ func (c *statsCache) load(ctx context.Context, tx *sql.Tx, stems []string) (corp
 	if len(missing) == 0 {
 		return stats, out, nil
 	}
-	found, err := lookupDF(ctx, tx, missing)
+	found, err := lookupDF(ctx, e, tx, missing)
 	if err != nil {
 		return corpusStats{}, nil, err
 	}
@@ -101,8 +98,8 @@ func (c *statsCache) load(ctx context.Context, tx *sql.Tx, stems []string) (corp
 
 // readGeneration reads the FTS5 structure record (the generation) and the
 // averages record.
-func readGeneration(ctx context.Context, tx *sql.Tx) (gen, avg []byte, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`)
+func readGeneration(ctx context.Context, e *Engine, tx *sql.Tx) (gen, avg []byte, err error) {
+	rows, err := e.query(ctx, tx, sqlGeneration)
 	if err != nil {
 		return nil, nil, fmt.Errorf("index statistics: %w", err)
 	}
@@ -168,38 +165,27 @@ func readVarint(b []byte) (v uint64, k int) {
 
 // lookupDF reads document frequencies from the vocabulary table; a stem
 // the index does not hold has df 0.
-func lookupDF(ctx context.Context, tx *sql.Tx, stems []string) (map[string]int64, error) {
+func lookupDF(ctx context.Context, e *Engine, tx *sql.Tx, stems []string) (map[string]int64, error) {
+	arg, err := json.Marshal(stems)
+	if err != nil {
+		return nil, fmt.Errorf("term statistics: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlVocab, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("term statistics: %w", err)
+	}
+	defer rows.Close()
 	out := make(map[string]int64, len(stems))
-	const batch = 200
-	for len(stems) > 0 {
-		n := min(batch, len(stems))
-		part := stems[:n]
-		stems = stems[n:]
-		args := make([]any, len(part))
-		for i, s := range part {
-			args[i] = s
-		}
-		q := `SELECT term, doc FROM evidence_vocab WHERE term IN (?` + strings.Repeat(",?", len(part)-1) + `)`
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
+	for rows.Next() {
+		var term string
+		var df int64
+		if err := rows.Scan(&term, &df); err != nil {
 			return nil, fmt.Errorf("term statistics: %w", err)
 		}
-		for rows.Next() {
-			var term string
-			var df int64
-			if err := rows.Scan(&term, &df); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("term statistics: %w", err)
-			}
-			out[term] = df
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("term statistics: %w", err)
-		} else if err != nil {
-			return nil, err
-		}
+		out[term] = df
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("term statistics: %w", err)
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tychora/tychora/workspace"
@@ -21,8 +22,13 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
+	// MmapBytes is the mmap_size a search sets on its read connection: 0
+	// means DefaultMmapBytes, a negative value leaves the connection as it
+	// is.
+	MmapBytes int64
 
 	stats statsCache
+	stmts stmtCache
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget
@@ -35,8 +41,9 @@ type Ranked struct {
 	Echo    RequestEcho
 	// Hits is the page, best first, each with its full text.
 	Hits []Hit
-	// TotalMatches counts the evidence in the caller's scope matching the
-	// query, up to 10,000.
+	// TotalMatches counts the evidence in the caller's scope (and
+	// filters) matching the query, up to 1,000 (the deepest a search
+	// pages): 1,000 means at least that many.
 	TotalMatches int
 	// Offset is the rank of Hits[0] (0 on the first page).
 	Offset int
@@ -55,6 +62,8 @@ type candidate struct {
 	path         string
 	title        string
 	headingJSON  string
+	headings     []string // heading_path decoded
+	context      string   // the headings above the unit's own (see decodeHeadings)
 	startLine    int
 	endLine      int
 	hash         string
@@ -67,8 +76,8 @@ type candidate struct {
 // the grant (read) and the filters against p's collections, finds and
 // ranks the matching evidence, and returns one page of full hits.
 // Errors are *workspace.Error: INVALID_ARGUMENT for a bad request or
-// cursor, PERMISSION_DENIED, NOT_FOUND for unknown filter values, INTERNAL
-// (wrapped) for storage failures.
+// cursor, PERMISSION_DENIED, NOT_FOUND for unknown filter values; storage
+// failures are wrapped errors (INTERNAL at the edge).
 func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryRequest) (Ranked, error) {
 	if err := p.Require(workspace.GrantRead); err != nil {
 		return Ranked{}, err
@@ -79,21 +88,21 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	}
 	prof, _ := profileByName(norm.Profile)
 	out := Ranked{Request: norm, Echo: Echo(norm), Hits: []Hit{}}
-	offset, err := e.openCursor(p, norm)
+	if out.Offset, err = e.openCursor(p, norm); err != nil {
+		return Ranked{}, err
+	}
+	pool := poolSize(prof, norm.Limit)
+	if out.Offset >= pool {
+		return out, nil
+	}
+	if err := e.stmts.prepare(ctx, e.DB.R); err != nil {
+		return Ranked{}, err
+	}
+	tx, release, err := e.begin(ctx)
 	if err != nil {
 		return Ranked{}, err
 	}
-	out.Offset = offset
-	pool := poolSize(prof, norm.Limit)
-	if offset >= pool {
-		return out, nil
-	}
-
-	tx, err := e.DB.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return Ranked{}, fmt.Errorf("search: %w", err)
-	}
-	defer tx.Rollback()
+	defer release()
 
 	sf, err := e.resolveScope(ctx, tx, p, norm.Filters)
 	if err != nil {
@@ -103,78 +112,30 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	if sf.none || pq.empty() {
 		return out, nil
 	}
-	stems := make([]string, 0, len(pq.terms))
-	for _, t := range pq.terms {
-		stems = append(stems, t.stem)
-	}
-	stats, df, err := e.stats.load(ctx, tx, stems)
+	q, err := e.prepareQuery(ctx, tx, prof, &pq)
 	if err != nil {
 		return Ranked{}, err
 	}
-	terms, tokens := scoringTerms(&pq, stats, df)
-	var phraseTokens [][]string
-	var phraseTerms [][]int32
-	for _, ph := range pq.phrases {
-		phraseTokens = append(phraseTokens, ph.tokens)
-		ids := make([]int32, len(ph.terms))
-		for i, t := range ph.terms {
-			ids[i] = int32(t)
-		}
-		phraseTerms = append(phraseTerms, ids)
+	cands, total, err := e.candidates(ctx, tx, q, &sf, pool)
+	if err != nil {
+		return Ranked{}, err
 	}
-	probes := planProbes(prof, terms, tokens, phraseTokens)
-	if len(probes) == 0 {
+	out.TotalMatches = total
+	if err := e.rank(ctx, tx, q, cands); err != nil {
+		return Ranked{}, err
+	}
+	end := min(len(cands), out.Offset+norm.Limit)
+	if out.Offset >= end {
 		return out, nil
 	}
-	seqs, err := e.runProbes(ctx, tx, prof, probes, &sf, pool)
+	page := cands[out.Offset:end]
+	stale, err := e.staleFiles(ctx, tx, page)
 	if err != nil {
 		return Ranked{}, err
 	}
-	total, err := countMatches(ctx, tx, countExpr(prof, terms, tokens, phraseTokens), &sf)
-	if err != nil {
-		return Ranked{}, err
-	}
-	out.TotalMatches = max(total, len(seqs))
-	cands, err := fetchCandidates(ctx, tx, seqs)
-	if err != nil {
-		return Ranked{}, err
-	}
-
-	seq32 := make([]int32, len(pq.seq))
-	for i, t := range pq.seq {
-		seq32[i] = int32(t)
-	}
-	sc := newScorer(prof, stats, terms, phraseTerms, seq32)
-	for _, c := range cands {
-		c.score = sc.score(c)
-	}
-	if prof.prfDocs > 0 {
-		if err := e.feedback(ctx, tx, prof, stats, &pq, terms, phraseTerms, seq32, cands); err != nil {
-			return Ranked{}, err
-		}
-	}
-	slices.SortFunc(cands, func(a, b *candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return strings.Compare(a.evidenceID, b.evidenceID)
-	})
-
-	end := min(len(cands), offset+norm.Limit)
-	if offset >= end {
-		return out, nil
-	}
-	page := cands[offset:end]
-	stale, err := staleFiles(ctx, tx, page)
-	if err != nil {
-		return Ranked{}, err
-	}
-	snip := newMatcher(stemsOf(terms))
+	snip := newMatcher(stemsOf(q.terms))
 	for _, c := range page {
-		out.Hits = append(out.Hits, c.toHit(snip, terms, stale[fileKey{c.sourceID, c.path}]))
+		out.Hits = append(out.Hits, c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}]))
 	}
 	if end < len(cands) {
 		cur, err := e.sealCursor(p, norm, end)
@@ -186,28 +147,154 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	return out, nil
 }
 
+// preparedQuery is a parsed question with the statistics of its terms.
+type preparedQuery struct {
+	prof      *profile
+	pq        *parsedQuery
+	stats     corpusStats
+	terms     []sterm   // indexed like pq.terms
+	phrases   [][]int32 // term indices of each phrase
+	qualified []bool    // which phrases are qualified names
+	seq       []int32   // pq.seq
+	clauses   []clause
+}
+
+// prepareQuery looks up the statistics of the question's terms.
+func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq *parsedQuery) (*preparedQuery, error) {
+	stems := make([]string, len(pq.terms))
+	for i, t := range pq.terms {
+		stems[i] = t.stem
+	}
+	stats, df, err := e.stats.load(ctx, e, tx, stems)
+	if err != nil {
+		return nil, err
+	}
+	q := &preparedQuery{prof: prof, pq: pq, stats: stats, terms: scoringTerms(pq, stats, df)}
+	for _, ph := range pq.phrases {
+		ids := make([]int32, len(ph.terms))
+		for i, t := range ph.terms {
+			ids[i] = int32(t)
+		}
+		q.phrases = append(q.phrases, ids)
+		q.qualified = append(q.qualified, ph.qualified)
+	}
+	for _, t := range pq.seq {
+		q.seq = append(q.seq, int32(t))
+	}
+	q.clauses = queryClauses(prof, pq, q.terms, stats.n)
+	return q, nil
+}
+
+// candidates runs stage A and reads the pool; total is total_matches.
+func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, pool int) ([]*candidate, int, error) {
+	probes := planProbes(q.prof, q.stats.n, q.clauses)
+	if len(probes) == 0 {
+		return nil, 0, nil
+	}
+	countOf := countExpr(q.prof, q.clauses)
+	exhausted := -1
+	if len(probes) == 1 && probes[0].match == countOf {
+		probes[0].exhaust = &exhausted
+	}
+	seqs, err := e.runProbes(ctx, tx, q.prof, probes, sf, pool)
+	if err != nil {
+		return nil, 0, err
+	}
+	// total_matches: known already when the one probe ran to its end, or
+	// when the query is one word and nothing narrows the search (its df);
+	// counted otherwise.
+	var total int
+	switch {
+	case exhausted >= 0:
+		total = exhausted
+	case len(q.clauses) == 1 && q.clauses[0].exact && !sf.narrows():
+		total = int(min(q.clauses[0].df, maxCountedMatches))
+	default:
+		if total, err = e.countMatches(ctx, tx, countOf, sf); err != nil {
+			return nil, 0, err
+		}
+	}
+	cands, err := e.fetchCandidates(ctx, tx, seqs)
+	if err != nil {
+		return nil, 0, err
+	}
+	return cands, max(total, len(cands)), nil
+}
+
+// rank runs stage B: it scores every candidate, applies the profile's
+// feedback, and sorts them best first (ties by evidence id).
+func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) error {
+	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
+	for _, c := range cands {
+		c.score = sc.score(c)
+	}
+	if q.prof.prfDocs > 0 {
+		if err := e.feedback(ctx, tx, q, cands); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(cands, byScore)
+	return nil
+}
+
+// byScore orders candidates best first, ties by evidence id.
+func byScore(a, b *candidate) int {
+	if c := cmpFloat(b.score, a.score); c != 0 {
+		return c
+	}
+	return strings.Compare(a.evidenceID, b.evidenceID)
+}
+
+// DefaultMmapBytes is how much of the index file a search maps into
+// memory (see Engine.MmapBytes).
+const DefaultMmapBytes = 1 << 30
+
+// begin opens the search's read transaction (one snapshot for every
+// statement) on a read connection set up for searching: SQLite reads the
+// index through mmap, which spares a system call per page read (a third
+// of the time of a search over a large index otherwise).
+func (e *Engine) begin(ctx context.Context) (*sql.Tx, func(), error) {
+	conn, err := e.DB.R.Conn(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	if n := e.MmapBytes; n >= 0 {
+		if n == 0 {
+			n = DefaultMmapBytes
+		}
+		if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.FormatInt(n, 10)); err != nil {
+			conn.Close()
+			return nil, nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("search: %w", err)
+	}
+	return tx, func() { tx.Rollback(); conn.Close() }, nil
+}
+
 // poolSize is how many candidates stage B ranks for a request: the depth
 // a client can page to.
 func poolSize(prof *profile, limit int) int {
-	return min(prof.poolMax, max(prof.poolMin, 4*limit))
+	return min(prof.poolMax, max(prof.poolMin, prof.poolFactor*limit))
 }
 
 // scoringTerms gives every parsed term its statistics. Stop words get
 // weight 0 (they only take part in phrases); terms the index lacks keep
 // df 0 and never reach a MATCH.
-func scoringTerms(pq *parsedQuery, stats corpusStats, df map[string]int64) ([]sterm, []string) {
+func scoringTerms(pq *parsedQuery, stats corpusStats, df map[string]int64) []sterm {
 	terms := make([]sterm, len(pq.terms))
-	tokens := make([]string, len(pq.terms))
 	for i, t := range pq.terms {
 		d := df[t.stem]
 		w := t.weight
 		if t.stop {
 			w = 0
 		}
-		terms[i] = sterm{stem: t.stem, weight: w, df: d, idf: bm25IDF(stats.n, d)}
-		tokens[i] = t.token
+		terms[i] = sterm{stem: t.stem, weight: w, df: d, idf: bm25IDF(stats.n, d), phrase: t.phrase}
 	}
-	return terms, tokens
+	return terms
 }
 
 func stemsOf(terms []sterm) []string {
@@ -220,88 +307,67 @@ func stemsOf(terms []sterm) []string {
 	return out
 }
 
-// countExpr is the expression total_matches counts: any scoring term (the
-// best maxTermsA by weight × idf for a long question), and every phrase.
-func countExpr(prof *profile, terms []sterm, tokens []string, phrases [][]string) string {
-	idx := make([]int, 0, len(terms))
-	for i, t := range terms {
-		if t.weight > 0 {
-			idx = append(idx, i)
-		}
+// countExpr is the expression total_matches counts: any clause (the best
+// maxTermsA by weight × idf for a long question).
+func countExpr(prof *profile, clauses []clause) string {
+	idx := make([]int, len(clauses))
+	for i := range idx {
+		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		wa, wb := terms[a].weight*terms[a].idf, terms[b].weight*terms[b].idf
-		switch {
-		case wa > wb:
-			return -1
-		case wa < wb:
-			return 1
-		}
-		return 0
-	})
-	if len(idx) > prof.maxTermsA {
-		idx = idx[:prof.maxTermsA]
+	slices.SortStableFunc(idx, func(a, b int) int { return -cmpFloat(clauses[a].prio, clauses[b].prio) })
+	idx = idx[:min(len(idx), prof.maxTermsA)]
+	parts := make([]string, len(idx))
+	for i, id := range idx {
+		parts[i] = clauses[id].match
 	}
-	var parts []string
-	for _, i := range idx {
-		parts = append(parts, ftsString(tokens[i]))
-	}
-	expr := strings.Join(parts, " OR ")
-	var ph []string
-	for _, p := range phrases {
-		ph = append(ph, ftsString(p...))
-	}
-	switch {
-	case len(ph) == 0:
-		return expr
-	case expr == "":
-		return strings.Join(ph, " AND ")
-	}
-	return "(" + expr + ") AND " + strings.Join(ph, " AND ")
+	return strings.Join(parts, " OR ")
 }
 
 // fetchCandidates reads the pool's evidence rows.
-func fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) ([]*candidate, error) {
+func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) ([]*candidate, error) {
+	ids, err := json.Marshal(seqs)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFetch, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
 	out := make([]*candidate, 0, len(seqs))
-	const batch = 500
-	for len(seqs) > 0 {
-		n := min(batch, len(seqs))
-		part := seqs[:n]
-		seqs = seqs[n:]
-		args := make([]any, len(part))
-		for i, s := range part {
-			args[i] = s
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, evidence_id, source_id, revision_id, collection_id, kind,
-			path, title, heading_path, start_line, end_line, sha256, text, code_terms
-			FROM evidence WHERE seq IN `+placeholders(len(part)), args...)
-		if err != nil {
+	for rows.Next() {
+		c := &candidate{}
+		if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
+			&c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		for rows.Next() {
-			c := &candidate{}
-			if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-				&c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("search: %w", err)
-			}
-			out = append(out, c)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+		c.decodeHeadings()
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	return out, nil
 }
 
+// decodeHeadings decodes heading_path and derives the context the ranker
+// scores as the heading field: the headings above the unit, without the
+// last one when it is the unit's own title (a section titled by its
+// heading, a declaration): the title field already counts those words.
+func (c *candidate) decodeHeadings() {
+	if err := json.Unmarshal([]byte(c.headingJSON), &c.headings); err != nil || c.headings == nil {
+		c.headings = []string{}
+	}
+	hp := c.headings
+	if n := len(hp); n > 0 && hp[n-1] == c.title {
+		hp = hp[:n-1]
+	}
+	c.context = strings.Join(hp, "\n")
+}
+
 // toHit turns a ranked candidate into a Hit with its snippet.
 func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
-	var hp []string
-	if err := json.Unmarshal([]byte(c.headingJSON), &hp); err != nil || hp == nil {
-		hp = []string{}
-	}
+	hp := c.headings
 	text := c.text
 	return Hit{
 		EvidenceID:  c.evidenceID,

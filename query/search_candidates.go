@@ -12,176 +12,359 @@ import (
 // Candidate generation (stage A).
 //
 // FTS5 finds the evidence that matches; stage B (rank.go) scores a bounded
-// pool of it in Go. What costs time in FTS5 is proportional to the
-// postings it walks: bm25() walks every posting of every phrase in the
-// expression once per statement (for its idf) and then costs about a
-// microsecond for each matching row, so an OR of common words over a large
-// index is slow (about 1 s for a 200-word ArguAna question with every
-// term). Stage A therefore plans a short list of probes from the terms'
-// document frequencies (rank_stats.go), cheapest first, and stops as soon
-// as the pool is full:
+// pool of it in Go. What costs time in FTS5 is what it walks: bm25() reads
+// every posting of every phrase in the expression once per statement (for
+// its idf; about 60 ns a posting here), then costs about a microsecond for
+// each matching row. An OR of common words over a large index is slow
+// (about 1 s for a 200-word ArguAna question with every word, tens of
+// milliseconds for three common words over Go's source tree). Stage A
+// therefore plans a short list of probes from the clauses' document
+// frequencies (rank_stats.go) and runs them in order until the pool is
+// full. A probe first runs unranked, which stops after as many rows as the
+// pool has room for (cheap: FTS5 drives a conjunction by its rarest word);
+// only a probe that holds more rows than that is run again, ranked by bm25
+// with the profile's column weights, to keep its best rows.
 //
-//  1. When the document frequencies of all terms sum to at most
-//     rankBudget, one probe ranks the OR of all terms with bm25: the
-//     exhaustive case (most questions on small and medium corpora).
-//  2. Otherwise, for 2..maxAndTerms terms: the AND of all terms, then "at
-//     least two of them" (an OR of ANDs of pairs, for up to 5 terms). These
-//     are driven by the rarest term and cost little; a probe that finds
-//     more rows than the pool holds is ranked with bm25.
-//  3. Then the OR of the best terms by weight × idf whose document
-//     frequencies fit in rankBudget (at most maxTermsA terms), ranked with
-//     bm25: the IDF pruning of long questions. Terms left out still count
-//     in stage B for every candidate.
-//  4. When even the rarest term is too common to rank (a lone "error" in
-//     a large code base), the OR of the terms restricted to the title,
-//     heading_path and path columns is ranked instead, and the rest of the
-//     pool is filled in index order.
+//  1. Cheap questions, whose OR would rank at most cheapRows rows
+//     (counting each posting bm25 reads for its idf as 1/20 of a row): the
+//     OR of every clause. Nothing is pruned.
+//  2. Short questions (up to maxAndTerms clauses): identifiers as written
+//     (their whole form), then the AND of all clauses, then relaxed one
+//     clause at a time, the most common first, down to the two rarest; then
+//     the OR of the best clauses that fit fillBudget tops the pool up.
+//  3. Long questions: the OR of the clauses with the highest weight × idf,
+//     at most maxTermsA of them, skipping clauses that would take the cost
+//     past rankBudget rows: the idf pruning of long questions. Words left
+//     out still count in stage B for every candidate.
+//  4. When no clause fits a budget (a lone "error" in a large code base),
+//     the clauses restricted to the title, heading_path and path columns
+//     are ranked instead, and the rest of the pool is filled in index
+//     order.
 //
-// Quoted phrases are required: every probe is AND-ed with them.
+// Inside an identifier's AND of parts, parts found in more than
+// 1/commonShare of the index are left out when a rarer part remains: they
+// cost the most to walk and say the least.
 //
-// This is top-k pruning: a unit that matches only terms pruned in step 3,
-// or only common terms past a full pool, can be missed. docs/search.md
-// says so, and the evaluation measures what it costs.
+// This is top-k pruning: a unit that matches only words pruned in step 3,
+// or only some words of a short question once the pool is full, is not
+// ranked, and paging ends with the pool. docs/search.md says so; the
+// evaluation measures what it costs.
 
-// maxAndTerms is the most terms for which the conjunctive probes run.
+// maxAndTerms is the most clauses for which the conjunctive probes run.
 const maxAndTerms = 8
 
-// probe is one FTS5 query of stage A.
+// commonShare: a part in more than 1/commonShare of the rows is common.
+const commonShare = 16
+
+// scanPerRow is how many postings bm25 reads for its idf in the time it
+// scores one row.
+const scanPerRow = 20
+
+// probe is one FTS5 query of stage A. It runs unranked first, and ranked
+// if it matches more rows than the pool has room for; fill probes never
+// rank. minRows and maxRows bound the rows it matches (without filters):
+// a probe sure to overflow runs ranked at once, one sure not to runs
+// unranked only.
 type probe struct {
-	match string
-	// ranked orders by bm25 (with the profile's column weights); otherwise
-	// rows come in index order.
-	ranked bool
-	// overflowRanked: run unranked first and, if more rows than the pool
-	// match, run again ranked.
-	overflowRanked bool
+	match   string
+	fill    bool
+	minRows int64
+	maxRows int64
+	// exhaust, when set, receives the number of rows of a probe that ran
+	// unranked to its end (it held no more than the pool's room).
+	exhaust *int
 }
 
-// planProbes lists the probes for the scoring terms (with df) and the
-// phrases of a query, in the order they run.
-func planProbes(prof *profile, terms []sterm, tokens []string, phrases [][]string) []probe {
-	var ph []string
-	for _, p := range phrases {
-		ph = append(ph, ftsString(p...))
+// clause is one alternative of a query as an FTS5 expression: a free
+// word, an identifier (its whole form or all its parts) or a quoted
+// phrase.
+type clause struct {
+	match string
+	// strict is the clause's most precise form (an identifier's whole
+	// form alone), "" when it has no other.
+	strict string
+	// def finds the definition of a qualified name: the qualifier in the
+	// path column, the name in the title column; "" for other clauses.
+	def   string
+	df    int64   // rows it may match (an estimate for phrases and identifiers)
+	exact bool    // df is exact (a single word)
+	scan  int64   // postings bm25 reads for its idf
+	prio  float64 // weight × idf: which clauses a pruned OR keeps first
+}
+
+// queryClauses lists the clauses of a parsed query; n is the number of
+// rows in the index.
+func queryClauses(prof *profile, pq *parsedQuery, terms []sterm, n int64) []clause {
+	var out []clause
+	seen := map[string]bool{}
+	push := func(c clause) {
+		if !seen[c.match] {
+			seen[c.match] = true
+			out = append(out, c)
+		}
 	}
-	withPhrases := func(expr string) string {
-		if len(ph) == 0 {
-			return expr
-		}
-		if expr == "" {
-			return strings.Join(ph, " AND ")
-		}
-		return "(" + expr + ") AND " + strings.Join(ph, " AND ")
-	}
-	// Scoring terms by df ascending (idf descending), ties by token.
-	idx := make([]int, 0, len(terms))
-	var sum int64
-	for i, t := range terms {
-		if t.weight > 0 {
-			idx = append(idx, i)
-			sum += t.df
+	for i, t := range pq.terms {
+		if pq.clause(i) || (prof.looseParts && t.name && !t.stop && !isStopword(t.token)) {
+			push(clause{match: ftsString(t.token), df: terms[i].df, exact: true, scan: terms[i].df, prio: terms[i].weight * terms[i].idf})
 		}
 	}
-	if len(idx) == 0 {
-		if len(ph) == 0 {
-			return nil
+	common := n / commonShare
+	// and joins the terms ids with AND, leaving out common ones while a
+	// rarer one remains.
+	and := func(ids []int, prune bool) (expr string, df, scan int64) {
+		ids = slices.Clone(ids)
+		slices.SortStableFunc(ids, func(a, b int) int { return cmpInt64(terms[a].df, terms[b].df) })
+		var parts []string
+		for k, id := range ids {
+			if prune && k > 0 && terms[id].df > common {
+				break
+			}
+			parts = append(parts, ftsString(pq.terms[id].token))
+			scan += terms[id].df
 		}
-		return []probe{{match: withPhrases(""), overflowRanked: true}}
+		if len(ids) > 0 {
+			df = terms[ids[0]].df
+		}
+		return "(" + strings.Join(parts, " AND ") + ")", df, scan
+	}
+	for _, g := range pq.groups {
+		var c clause
+		w, dfw, sw := and(g.whole, false)
+		if g.phrase >= 0 {
+			ph := pq.phrases[g.phrase]
+			w, dfw, sw = ftsString(ph.tokens...), -1, 0
+			for _, t := range ph.terms {
+				if dfw < 0 || terms[t].df < dfw {
+					dfw = terms[t].df
+				}
+				sw += terms[t].df
+			}
+		}
+		if g.phrase >= 0 && pq.phrases[g.phrase].qualified {
+			ph := pq.phrases[g.phrase]
+			n := len(ph.tokens) - 1
+			c.def = "{path} : (" + andStrings(ph.tokens[:n]) + ") AND {title} : " + ftsString(ph.tokens[n])
+		}
+		if len(g.parts) == 0 {
+			c.match, c.df, c.scan = w, dfw, sw
+		} else {
+			p, dfp, sp := and(g.parts, true)
+			c.match, c.df, c.scan = "("+w+" OR "+p+")", dfw+dfp, sw+sp
+			c.strict = w
+		}
+		for _, id := range append(slices.Clone(g.whole), g.parts...) {
+			c.prio = max(c.prio, terms[id].weight*terms[id].idf)
+		}
+		push(c)
+	}
+	for _, ph := range pq.phrases {
+		if !ph.quoted {
+			continue
+		}
+		c := clause{match: ftsString(ph.tokens...), df: -1}
+		for _, t := range ph.terms {
+			if c.df < 0 || terms[t].df < c.df {
+				c.df = terms[t].df
+			}
+			c.scan += terms[t].df
+			if !pq.terms[t].stop {
+				c.prio += terms[t].idf
+			}
+		}
+		c.prio = max(c.prio, 1)
+		push(c)
+	}
+	return out
+}
+
+// planProbes lists the probes for a query's clauses in the order they run;
+// n is the number of rows in the index.
+func planProbes(prof *profile, n int64, clauses []clause) []probe {
+	if len(clauses) == 0 {
+		return nil
+	}
+	// Clauses by df ascending (idf descending), ties by text.
+	idx := make([]int, len(clauses))
+	var rows, scan int64
+	hasStrict := false
+	for i, c := range clauses {
+		idx[i] = i
+		rows += c.df
+		scan += c.scan
+		hasStrict = hasStrict || c.strict != ""
 	}
 	slices.SortFunc(idx, func(a, b int) int {
-		if terms[a].df != terms[b].df {
-			return int(terms[a].df - terms[b].df)
+		if c := cmpInt64(clauses[a].df, clauses[b].df); c != 0 {
+			return c
 		}
-		return strings.Compare(tokens[a], tokens[b])
+		return strings.Compare(clauses[a].match, clauses[b].match)
 	})
-	or := func(ids []int) string {
+	join := func(ids []int, op string) string {
 		parts := make([]string, len(ids))
 		for i, id := range ids {
-			parts[i] = ftsString(tokens[id])
+			parts[i] = clauses[id].match
 		}
-		return strings.Join(parts, " OR ")
+		return strings.Join(parts, op)
 	}
-	and := func(ids []int) string {
-		parts := make([]string, len(ids))
-		for i, id := range ids {
-			parts[i] = ftsString(tokens[id])
+	cost := func(rows, scan int64) int64 { return min(n, rows) + scan/scanPerRow }
+	// orProbe and andProbe bound their rows: an OR holds at least its
+	// largest exact clause and at most the sum; an AND at most its rarest
+	// clause (exactly that when it is one word).
+	orProbe := func(ids []int) probe {
+		p := probe{match: join(ids, " OR ")}
+		for _, i := range ids {
+			if clauses[i].exact {
+				p.minRows = max(p.minRows, clauses[i].df)
+			}
+			p.maxRows += clauses[i].df
 		}
-		return strings.Join(parts, " AND ")
+		return p
 	}
-	if sum <= prof.rankBudget && len(idx) <= prof.maxTermsA {
-		return []probe{{match: withPhrases(or(idx)), ranked: true}}
+	andProbe := func(ids []int) probe {
+		p := probe{match: join(ids, " AND "), maxRows: -1}
+		for _, i := range ids {
+			if p.maxRows < 0 || clauses[i].df < p.maxRows {
+				p.maxRows = clauses[i].df
+			}
+		}
+		if len(ids) == 1 && clauses[ids[0]].exact {
+			p.minRows = p.maxRows
+		}
+		return p
 	}
+
 	var out []probe
-	if len(idx) >= 2 && len(idx) <= maxAndTerms {
-		out = append(out, probe{match: withPhrases(and(idx)), overflowRanked: true})
-		if len(idx) >= 3 && len(idx) <= 5 {
-			var pairs []string
-			for i := 0; i < len(idx); i++ {
-				for j := i + 1; j < len(idx); j++ {
-					pairs = append(pairs, "("+and([]int{idx[i], idx[j]})+")")
+	seen := map[string]bool{}
+	add := func(p probe) {
+		if !seen[p.match] {
+			seen[p.match] = true
+			out = append(out, p)
+		}
+	}
+	if !hasStrict && len(idx) <= prof.maxTermsA && cost(rows, scan) <= prof.cheapRows {
+		return []probe{orProbe(idx)}
+	}
+	budget := prof.rankBudget
+	if len(idx) <= maxAndTerms {
+		budget = prof.fillBudget
+		for _, i := range idx {
+			if clauses[i].def != "" {
+				add(probe{match: clauses[i].def, maxRows: -1})
+			}
+		}
+		// andCost is what ranking a conjunction costs: at most the rows
+		// of its rarest clause, plus the idf reads of all.
+		andCost := func(ids []int) int64 {
+			var sc int64
+			rows := int64(-1)
+			for _, i := range ids {
+				sc += clauses[i].scan
+				if rows < 0 || clauses[i].df < rows {
+					rows = clauses[i].df
 				}
 			}
-			out = append(out, probe{match: withPhrases(strings.Join(pairs, " OR ")), overflowRanked: true})
+			return cost(rows, sc)
+		}
+		if hasStrict {
+			// Identifiers as written are precise: always tried, and kept
+			// unranked when ranking them would cost too much.
+			strict := make([]string, len(idx))
+			for k, i := range idx {
+				strict[k] = clauses[i].strict
+				if strict[k] == "" {
+					strict[k] = clauses[i].match
+				}
+			}
+			add(probe{match: strings.Join(strict, " AND "), fill: andCost(idx) > prof.rankBudget, maxRows: -1})
+		}
+		for k := len(idx); k >= 1; k-- {
+			if k == 1 && len(idx) > 1 {
+				break
+			}
+			if andCost(idx[:k]) <= prof.rankBudget {
+				add(andProbe(idx[:k]))
+			}
 		}
 	}
-	// The best terms by weight × idf that fit the budget.
+	// The best clauses by weight × idf that fit the budget.
 	best := slices.Clone(idx)
-	slices.SortStableFunc(best, func(a, b int) int {
-		wa, wb := terms[a].weight*terms[a].idf, terms[b].weight*terms[b].idf
-		switch {
-		case wa > wb:
-			return -1
-		case wa < wb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(best, func(a, b int) int { return -cmpFloat(clauses[a].prio, clauses[b].prio) })
 	var chosen []int
-	var budget int64
+	var cr, cs int64
 	for _, i := range best {
 		if len(chosen) >= prof.maxTermsA {
 			break
 		}
-		if budget+terms[i].df <= prof.rankBudget {
+		if cost(cr+clauses[i].df, cs+clauses[i].scan) <= budget {
 			chosen = append(chosen, i)
-			budget += terms[i].df
+			cr += clauses[i].df
+			cs += clauses[i].scan
 		}
 	}
 	if len(chosen) > 0 {
-		out = append(out, probe{match: withPhrases(or(chosen)), ranked: true})
-	}
-	if len(chosen) == 0 || budget < prof.rankBudget/4 {
-		// Too common to rank everywhere: rank the short columns, then fill.
+		add(orProbe(chosen))
+	} else {
+		// Too common to rank everywhere: the short columns, then fill.
 		few := idx[:min(len(idx), 4)]
-		out = append(out,
-			probe{match: withPhrases("{title heading_path path} : (" + or(few) + ")"), overflowRanked: true},
-			probe{match: withPhrases(or(few))})
+		add(probe{match: "{title heading_path path} : (" + join(few, " OR ") + ")", maxRows: -1})
+		fill := orProbe(few)
+		fill.fill = true
+		add(fill)
 	}
 	return out
+}
+
+// andStrings joins tokens as quoted FTS5 strings with AND.
+func andStrings(tokens []string) string {
+	parts := make([]string, len(tokens))
+	for i, t := range tokens {
+		parts[i] = ftsString(t)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // runProbes runs the probes until the pool holds poolSize candidates and
 // returns their rowids (evidence seq), best first within each probe.
 func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probes []probe, sf *scopeFilter, poolSize int) ([]int64, error) {
 	where, fargs := sf.sql()
-	join := ""
+	from := "evidence_fts f"
 	if where != "" {
-		join = " JOIN evidence e ON e.seq = f.rowid"
+		from += " JOIN evidence e ON e.seq = f.rowid"
 	}
 	w := prof.fields
 	bm25 := fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
 		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
 		num(w[fieldBody].weight), num(w[fieldCode].weight))
+	unranked := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?"
+	ranked := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " ORDER BY " + bm25 + ", f.rowid LIMIT ?"
+
+	narrowed := sf.narrows()
 	seen := make(map[int64]bool, poolSize)
-	var pool []int64
-	run := func(match string, ranked bool, limit int) (int, error) {
-		q := "SELECT f.rowid FROM evidence_fts f" + join + " WHERE evidence_fts MATCH ?" + where
-		if ranked {
-			q += " ORDER BY " + bm25 + ", f.rowid"
-		}
-		q += " LIMIT " + strconv.Itoa(limit)
-		args := append([]any{match}, fargs...)
-		rows, err := tx.QueryContext(ctx, q, args...)
+	pool := make([]int64, 0, poolSize)
+	run := func(query, match string, limit int) (int, error) {
+		args := make([]any, 0, len(fargs)+2)
+		args = append(append(append(args, match), fargs...), limit)
+		rows, err := e.query(ctx, tx, query, args...)
 		if err != nil {
 			return 0, fmt.Errorf("search: %w", err)
 		}
@@ -204,36 +387,35 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 		return n, nil
 	}
 	for _, p := range probes {
-		if len(pool) >= poolSize {
+		room := poolSize - len(pool)
+		if room <= 0 {
 			break
 		}
-		want := poolSize - len(pool)
-		switch {
-		case p.ranked:
-			if _, err := run(p.match, true, poolSize); err != nil {
-				return nil, err
-			}
-		case p.overflowRanked:
-			// Unranked first; if the probe holds more than the room left,
-			// take the best of it instead.
-			mark := len(pool)
-			n, err := run(p.match, false, want+1)
+		mark := len(pool)
+		// Rows already in the pool may come again: ask for enough to fill.
+		want := room + mark
+		if narrowed {
+			p.minRows = 0 // filters leave fewer rows than the index holds
+		}
+		if p.fill || p.minRows <= int64(want) || (p.maxRows >= 0 && p.maxRows <= int64(want)) {
+			n, err := run(unranked, p.match, want+1)
 			if err != nil {
 				return nil, err
 			}
-			if n > want {
-				for _, id := range pool[mark:] {
-					delete(seen, id)
-				}
-				pool = pool[:mark]
-				if _, err := run(p.match, true, poolSize); err != nil {
-					return nil, err
-				}
+			if p.exhaust != nil && n <= want {
+				*p.exhaust = n
 			}
-		default:
-			if _, err := run(p.match, false, poolSize); err != nil {
-				return nil, err
+			if n <= want || p.fill {
+				continue
 			}
+			// More than there is room for: keep the best instead.
+			for _, id := range pool[mark:] {
+				delete(seen, id)
+			}
+			pool = pool[:mark]
+		}
+		if _, err := run(ranked, p.match, poolSize); err != nil {
+			return nil, err
 		}
 	}
 	return pool, nil
@@ -242,21 +424,32 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 // num formats a weight for SQL.
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// maxCountedMatches caps total_matches: counting stops there.
-const maxCountedMatches = 10000
+// maxCountedMatches caps total_matches: counting stops there, the deepest
+// a search pages.
+const maxCountedMatches = maxPoolSize
 
 // countMatches counts the evidence in scope that matches expr, up to
 // maxCountedMatches.
-func countMatches(ctx context.Context, tx *sql.Tx, expr string, sf *scopeFilter) (int, error) {
+func (e *Engine) countMatches(ctx context.Context, tx *sql.Tx, expr string, sf *scopeFilter) (int, error) {
 	where, fargs := sf.sql()
-	join := ""
+	from := "evidence_fts f"
 	if where != "" {
-		join = " JOIN evidence e ON e.seq = f.rowid"
+		from += " JOIN evidence e ON e.seq = f.rowid"
 	}
-	q := "SELECT count(*) FROM (SELECT 1 FROM evidence_fts f" + join + " WHERE evidence_fts MATCH ?" + where +
-		" LIMIT " + strconv.Itoa(maxCountedMatches) + ")"
+	q := "SELECT count(*) FROM (SELECT 1 FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?)"
+	args := append(append([]any{expr}, fargs...), maxCountedMatches)
+	rows, err := e.query(ctx, tx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
 	var n int
-	if err := tx.QueryRowContext(ctx, q, append([]any{expr}, fargs...)...).Scan(&n); err != nil {
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, fmt.Errorf("search: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("search: %w", err)
 	}
 	return n, nil

@@ -3,8 +3,8 @@ package query
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // Stale evidence.
@@ -24,25 +24,25 @@ type fileKey struct {
 }
 
 // staleFiles reports, for each file of the page, whether it is stale.
-func staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]bool, error) {
+func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]bool, error) {
 	keys := map[fileKey]bool{}
-	var args []any
-	var vals []string
+	var pairs [][2]string
 	for _, c := range page {
 		k := fileKey{c.sourceID, c.path}
 		if _, ok := keys[k]; ok {
 			continue
 		}
 		keys[k] = true // stale until the files table says otherwise
-		args = append(args, c.sourceID, c.path)
-		vals = append(vals, "(?, ?)")
+		pairs = append(pairs, [2]string{c.sourceID, c.path})
 	}
-	if len(vals) == 0 {
+	if len(pairs) == 0 {
 		return keys, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
-		FROM files f JOIN sources s ON s.id = f.source_id
-		WHERE (f.source_id, f.path) IN (VALUES `+strings.Join(vals, ", ")+`)`, args...)
+	arg, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("search: stale check: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlStale, string(arg))
 	if err != nil {
 		return nil, fmt.Errorf("search: stale check: %w", err)
 	}

@@ -3,13 +3,12 @@ package query
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -62,37 +61,85 @@ func IsStale(f FileState) bool {
 
 // RefreshStale sets each hit's Stale flag from the files on disk now, so
 // that a cached ranking never serves changed or deleted content as
-// current.
+// current. It is FileStates then MarkStale.
 func RefreshStale(ctx context.Context, db *workspace.DB, hits []Hit) error {
-	type key struct{ source, path string }
-	states := map[key]*FileState{}
-	for _, h := range hits {
-		states[key{h.SourceID, h.Path}] = nil
+	states, err := FileStates(ctx, db, hits)
+	if err != nil {
+		return err
 	}
-	for k := range states {
-		var (
-			f        FileState
-			size, mt sql.NullInt64
-			sha      sql.NullString
-		)
-		err := db.R.QueryRowContext(ctx, `SELECT s.path, s.kind, f.size, f.mtime_ns, f.sha256 FROM sources s
-			LEFT JOIN files f ON f.source_id = s.id AND f.path = ? WHERE s.id = ?`, k.path, k.source).
-			Scan(&f.SourcePath, &f.SourceKind, &size, &mt, &sha)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the source is gone: stale
-		}
-		if err != nil {
-			return fmt.Errorf("stale check: %w", err)
-		}
-		if !sha.Valid {
+	MarkStale(hits, states)
+	return nil
+}
+
+// FileStates returns, for each hit, what the index records about its file
+// now; nil when the file or its source is no longer indexed. The records
+// change only when a revision is applied, so a caller may keep them as
+// long as the ranking the hits came from. One query reads them all.
+func FileStates(ctx context.Context, db *workspace.DB, hits []Hit) ([]*FileState, error) {
+	type key struct{ source, path string }
+	byFile := map[key]*FileState{}
+	var (
+		args []any
+		vals []string
+	)
+	for _, h := range hits {
+		k := key{h.SourceID, h.Path}
+		if _, ok := byFile[k]; ok {
 			continue
 		}
-		f.Path, f.Size, f.MtimeNs, f.SHA256 = k.path, size.Int64, mt.Int64, sha.String
-		states[k] = &f
+		byFile[k] = nil // gone until the index says otherwise
+		args = append(args, h.SourceID, h.Path)
+		vals = append(vals, "(?, ?)")
 	}
+	if len(vals) > 0 {
+		// The wanted keys join the files by primary key; a row-value
+		// "(source_id, path) IN (VALUES …)" would scan every file instead.
+		rows, err := db.R.QueryContext(ctx, `WITH want(source_id, path) AS (VALUES `+strings.Join(vals, ", ")+`)
+			SELECT s.id, f.path, s.path, s.kind, f.size, f.mtime_ns, f.sha256
+			FROM want w JOIN files f ON f.source_id = w.source_id AND f.path = w.path
+			JOIN sources s ON s.id = f.source_id
+			WHERE f.sha256 IS NOT NULL`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("stale check: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				k key
+				f FileState
+			)
+			if err := rows.Scan(&k.source, &k.path, &f.SourcePath, &f.SourceKind, &f.Size, &f.MtimeNs, &f.SHA256); err != nil {
+				return nil, fmt.Errorf("stale check: %w", err)
+			}
+			f.Path = k.path
+			byFile[k] = &f
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("stale check: %w", err)
+		}
+	}
+	out := make([]*FileState, len(hits))
+	for i, h := range hits {
+		out[i] = byFile[key{h.SourceID, h.Path}]
+	}
+	return out, nil
+}
+
+// MarkStale sets each hit's Stale flag: states[i] (from FileStates) is
+// hit i's indexed file, checked against the disk now, once per file.
+func MarkStale(hits []Hit, states []*FileState) {
+	checked := map[*FileState]bool{}
 	for i := range hits {
-		f := states[key{hits[i].SourceID, hits[i].Path}]
-		hits[i].Stale = f == nil || IsStale(*f)
+		if i >= len(states) || states[i] == nil {
+			hits[i].Stale = true
+			continue
+		}
+		f := states[i]
+		stale, ok := checked[f]
+		if !ok {
+			stale = IsStale(*f)
+			checked[f] = stale
+		}
+		hits[i].Stale = stale
 	}
-	return nil
 }

@@ -1,0 +1,435 @@
+// Command eval measures search quality and latency on the BEIR test
+// collections in shared/eval (SciFact for development, ArguAna held out).
+//
+// Each collection goes through the normal ingest pipeline: one markdown
+// file per document ("# title\n\ntext", named <id>.md) is written to a
+// temporary folder, added as a folder source with the real Indexer and
+// synced. Every test query then runs through query.Engine.Search, the
+// public search path, in process. Hits are mapped back to documents by
+// path and aggregated per document by their best (highest) score; nDCG@10
+// and Recall@100 follow trec_eval (see metrics.go).
+//
+//	go run ./bench/eval                      # both sets, default profile
+//	go run ./bench/eval -set scifact -profile balanced
+//	go run ./bench/eval -data /path/to/shared/eval -keep /tmp/evalidx
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
+)
+
+func main() {
+	set := flag.String("set", "all", "scifact, arguana or all")
+	profile := flag.String("profile", "", "ranking profile (default: the engine's default)")
+	data := flag.String("data", "", "directory holding scifact/ and arguana/ (default: shared/eval beside the repository)")
+	keep := flag.String("keep", "", "keep the indexes in this directory and reuse them on the next run")
+	depth := flag.Int("limit", 100, "hits per search call (the eval pages until 100 documents)")
+	l10 := flag.Bool("latency10", true, "also time every query with the default limit of 10")
+	baseline := flag.Bool("baseline", false, "also run the plain FTS5 baseline (OR of every quoted word, bm25()) on the same index; slow on long questions")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
+	flag.Parse()
+	log.SetFlags(0)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	dir, err := dataDir(*data)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := verifySums(dir); err != nil {
+		log.Fatal(err)
+	}
+	var sets []string
+	switch *set {
+	case "all":
+		sets = []string{"scifact", "arguana"}
+	case "scifact", "arguana":
+		sets = []string{*set}
+	default:
+		log.Fatalf("-set %q: use scifact, arguana or all", *set)
+	}
+	ctx := context.Background()
+	fmt.Printf("date %s  go %s  GOMAXPROCS %d  data %s\n", time.Now().UTC().Format(time.RFC3339), runtime.Version(), runtime.GOMAXPROCS(0), dir)
+	for _, name := range sets {
+		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline); err != nil {
+			pprof.StopCPUProfile()
+			log.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// dataDir finds shared/eval: the flag, $TYCHORA_EVAL_DATA, or shared/eval
+// beside the repository root (the directory with this module's go.mod,
+// searched upwards from the working directory).
+func dataDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if env := os.Getenv("TYCHORA_EVAL_DATA"); env != "" {
+		return env, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/tychora/tychora") {
+			for _, cand := range []string{filepath.Join(d, "..", "shared", "eval"), filepath.Join(d, "shared", "eval")} {
+				if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+					return filepath.Clean(cand), nil
+				}
+			}
+			return "", fmt.Errorf("no shared/eval beside the repository at %s: pass -data", d)
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("not inside the tychora repository: pass -data")
+		}
+	}
+}
+
+// verifySums checks the files listed in SHA256SUMS, when there is one.
+func verifySums(dir string) error {
+	f, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 2 {
+			continue
+		}
+		g, err := os.Open(filepath.Join(dir, fields[1]))
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, g)
+		g.Close()
+		if err != nil {
+			return err
+		}
+		if hex.EncodeToString(h.Sum(nil)) != fields[0] {
+			return fmt.Errorf("%s: checksum differs from SHA256SUMS", fields[1])
+		}
+	}
+	return sc.Err()
+}
+
+type evalQuery struct {
+	ID   string `json:"_id"`
+	Text string `json:"text"`
+}
+
+type corpusDoc struct {
+	ID    string `json:"_id"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// index is an ingested collection.
+type index struct {
+	db     *workspace.DB
+	engine *query.Engine
+	docs   int
+	units  int64
+	took   time.Duration
+}
+
+func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline bool) error {
+	dir := filepath.Join(dataRoot, name)
+	queries, qrels, err := loadQueries(dir)
+	if err != nil {
+		return err
+	}
+	ix, cleanup, err := buildIndex(ctx, filepath.Join(dir, "corpus.jsonl"), name, keep)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
+	ignoreSelf := name == "arguana"
+
+	var runs []queryRun
+	var lat100, lat10 []time.Duration
+	for _, q := range queries {
+		req := query.QueryRequest{Question: q.Text, Profile: profile, Limit: depth}
+		t0 := time.Now()
+		res, err := ix.engine.Search(ctx, p, req)
+		lat100 = append(lat100, time.Since(t0))
+		if err != nil {
+			return fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		docs := collect(nil, res.Hits)
+		// Page on until 100 documents (chunks of one document aggregate).
+		for pages := 1; res.NextCursor != nil && distinct(docs, q.ID, ignoreSelf) < 100 && pages < 10; pages++ {
+			req.Cursor = *res.NextCursor
+			if res, err = ix.engine.Search(ctx, p, req); err != nil {
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			docs = collect(docs, res.Hits)
+		}
+		runs = append(runs, queryRun{id: q.ID, hits: docs})
+	}
+	// The everyday call: the first page of 10 hits (a smaller pool).
+	var runs10 []queryRun
+	for _, q := range queries {
+		if !l10 {
+			break
+		}
+		t0 := time.Now()
+		res, err := ix.engine.Search(ctx, p, query.QueryRequest{Question: q.Text, Profile: profile})
+		lat10 = append(lat10, time.Since(t0))
+		if err != nil {
+			return fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		runs10 = append(runs10, queryRun{id: q.ID, hits: collect(nil, res.Hits)})
+	}
+	m := evaluate(runs, qrels, ignoreSelf)
+	prof := profile
+	if prof == "" {
+		prof = query.DefaultProfile
+	}
+	fmt.Printf("\n%s  profile=%s  docs=%d  units=%d  ingest=%s\n", name, prof, ix.docs, ix.units, ix.took.Round(time.Millisecond))
+	fmt.Printf("  queries %d   nDCG@10 %.4f   Recall@100 %.4f\n", m.queries, m.ndcg10, m.recall100)
+	fmt.Printf("  latency limit=%-3d  %s\n", depth, latencies(lat100))
+	if len(lat10) > 0 {
+		m10 := evaluate(runs10, qrels, ignoreSelf)
+		fmt.Printf("  latency limit=10   %s   (nDCG@10 of these first pages %.4f)\n", latencies(lat10), m10.ndcg10)
+	}
+	if baseline {
+		var runsB []queryRun
+		var latB []time.Duration
+		for _, q := range queries {
+			t0 := time.Now()
+			docs, err := plainFTS5(ctx, ix.db, q.Text, 200)
+			latB = append(latB, time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			runsB = append(runsB, queryRun{id: q.ID, hits: docs})
+		}
+		mb := evaluate(runsB, qrels, ignoreSelf)
+		fmt.Printf("  plain FTS5 baseline: nDCG@10 %.4f   Recall@100 %.4f   latency %s\n", mb.ndcg10, mb.recall100, latencies(latB))
+	}
+	return nil
+}
+
+// collect adds hits to a run: document id from the path, best score.
+func collect(docs []scoredDoc, hits []query.Hit) []scoredDoc {
+	for _, h := range hits {
+		id := strings.TrimSuffix(filepath.Base(h.Path), ".md")
+		docs = append(docs, scoredDoc{doc: id, score: h.Score})
+	}
+	return docs
+}
+
+func distinct(docs []scoredDoc, self string, ignoreSelf bool) int {
+	seen := map[string]bool{}
+	for _, d := range docs {
+		if !(ignoreSelf && d.doc == self) {
+			seen[d.doc] = true
+		}
+	}
+	return len(seen)
+}
+
+func latencies(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + "ms"
+	}
+	return fmt.Sprintf("mean %s  p50 %s  p99 %s  max %s", ms(sum/time.Duration(len(s))), ms(s[len(s)/2]), ms(s[(len(s)*99)/100]), ms(s[len(s)-1]))
+}
+
+func loadQueries(dir string) ([]evalQuery, map[string]map[string]int, error) {
+	qrels := map[string]map[string]int{}
+	f, err := os.Open(filepath.Join(dir, "qrels.tsv"))
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(f)
+	first := true
+	for sc.Scan() {
+		if first {
+			first = false
+			continue
+		}
+		p := strings.Split(sc.Text(), "\t")
+		if len(p) != 3 {
+			continue
+		}
+		g, err := strconv.Atoi(strings.TrimSpace(p[2]))
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("qrels: %w", err)
+		}
+		if qrels[p[0]] == nil {
+			qrels[p[0]] = map[string]int{}
+		}
+		qrels[p[0]][p[1]] = g
+	}
+	f.Close()
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	var qs []evalQuery
+	err = readJSONL(filepath.Join(dir, "queries.jsonl"), func(b []byte) error {
+		var q evalQuery
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		if qrels[q.ID] != nil {
+			qs = append(qs, q)
+		}
+		return nil
+	})
+	sort.Slice(qs, func(i, j int) bool { return qs[i].ID < qs[j].ID })
+	return qs, qrels, err
+}
+
+func readJSONL(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Base(path), err)
+		}
+	}
+	return sc.Err()
+}
+
+// buildIndex ingests a corpus through the normal pipeline, or reopens the
+// index kept from a previous run with -keep.
+func buildIndex(ctx context.Context, corpus, name, keep string) (*index, func(), error) {
+	base := ""
+	cleanup := func() {}
+	if keep != "" {
+		base = filepath.Join(keep, name)
+	} else {
+		tmp, err := os.MkdirTemp("", "tychora-eval-")
+		if err != nil {
+			return nil, nil, err
+		}
+		base = tmp
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := filepath.Join(base, "root")
+	docsDir := filepath.Join(root, name)
+	wsDir := filepath.Join(base, "workspace")
+	dbPath := filepath.Join(wsDir, "index.db")
+	_, statErr := os.Stat(dbPath)
+	reuse := keep != "" && statErr == nil
+
+	ix := &index{}
+	if !reuse {
+		for _, d := range []string{docsDir, wsDir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, nil, err
+			}
+		}
+		err := readJSONL(corpus, func(b []byte) error {
+			var d corpusDoc
+			if err := json.Unmarshal(b, &d); err != nil {
+				return err
+			}
+			if d.ID == "" || strings.ContainsAny(d.ID, `/\`) || d.ID == "." || d.ID == ".." {
+				return fmt.Errorf("document id %q cannot be a file name", d.ID)
+			}
+			body := d.Text + "\n"
+			if d.Title != "" {
+				body = "# " + d.Title + "\n\n" + body
+			}
+			return os.WriteFile(filepath.Join(docsDir, d.ID+".md"), []byte(body), 0o644)
+		})
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+	}
+	db, err := workspace.OpenDB(ctx, dbPath)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	closeAll := func() { db.Close(); cleanup() }
+	if !reuse {
+		policy, err := sources.NewPolicy([]string{root}, wsDir)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		indexer := sources.NewIndexer(db, policy, sources.NewAssets(filepath.Join(wsDir, "assets")), sources.Options{TempDir: base})
+		src, _, err := indexer.Add(ctx, sources.SourceInput{Path: docsDir, CollectionID: workspace.DefaultCollection})
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		t0 := time.Now()
+		if _, err := indexer.Sync(ctx, src.ID, sources.SyncOptions{}); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ix.took = time.Since(t0)
+	}
+	if err := db.R.QueryRowContext(ctx, `SELECT count(DISTINCT path), count(*) FROM evidence WHERE leaf = 1`).Scan(&ix.docs, &ix.units); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	var key [32]byte
+	_, _ = rand.Read(key[:])
+	ix.db = db
+	ix.engine = &query.Engine{DB: db, Cursors: workspace.NewCursorsWithKey(key[:])}
+	return ix, closeAll, nil
+}

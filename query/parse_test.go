@@ -1,0 +1,172 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+func TestParseQuestion(t *testing.T) {
+	type want struct {
+		clauses []string // free terms, identifier groups (whole|parts) and quoted phrases
+		stop    []string
+	}
+	describe := func(pq parsedQuery) want {
+		var w want
+		for i, tm := range pq.terms {
+			if pq.clause(i) {
+				w.clauses = append(w.clauses, tm.token)
+			}
+			if tm.stop {
+				w.stop = append(w.stop, tm.token)
+			}
+		}
+		for _, g := range pq.groups {
+			var whole, parts []string
+			for _, i := range g.whole {
+				whole = append(whole, pq.terms[i].token)
+			}
+			for _, i := range g.parts {
+				parts = append(parts, pq.terms[i].token)
+			}
+			w.clauses = append(w.clauses, strings.Join(whole, " ")+"|"+strings.Join(parts, " "))
+		}
+		for _, ph := range pq.phrases {
+			if ph.quoted {
+				w.clauses = append(w.clauses, `"`+strings.Join(ph.tokens, " ")+`"`)
+			}
+		}
+		return w
+	}
+	cases := []struct {
+		q    string
+		want want
+	}{
+		{"parse http request", want{clauses: []string{"parse", "http", "request"}}},
+		{"parseHTTPRequest", want{clauses: []string{"parsehttprequest|parse http request"}}},
+		{"parse_http_request()", want{clauses: []string{"parse_http_request|parse http request"}}},
+		{"os.ReadFile", want{clauses: []string{"os readfile|os read file"}}},
+		{"errors.Is", want{clauses: []string{"errors is|errors is"}}},
+		{"how does the scheduler work?", want{clauses: []string{"scheduler", "work"}, stop: []string{"how", "does", "the"}}},
+		{`"read the deadline" now`, want{clauses: []string{"now", `"read the deadline"`}, stop: []string{"the"}}},
+		{`unclosed "quote here`, want{clauses: []string{"unclosed", `"quote here"`}, stop: []string{"here"}}},
+		{"the and of", want{clauses: []string{"the", "and", "of"}}},
+		{`IL-10 and p53/MDM2`, want{clauses: []string{"p53", "mdm2", "il 10|il 10"}, stop: []string{"and"}}},
+		{"Crème brûlée", want{clauses: []string{"creme", "brulee"}}},
+		{`AND OR NOT NEAR * ^ : ( ) {a} -x +y`, want{clauses: []string{"not", "near", "x", "y"}, stop: []string{"and", "or", "a"}}},
+		{"", want{}},
+		{`"" " "`, want{}},
+	}
+	for _, c := range cases {
+		got := describe(parseQuestion(c.q))
+		if !slices.Equal(got.clauses, c.want.clauses) || !slices.Equal(got.stop, c.want.stop) {
+			t.Errorf("%q: clauses %q stop %q, want %q %q", c.q, got.clauses, got.stop, c.want.clauses, c.want.stop)
+		}
+	}
+}
+
+func TestCompounds(t *testing.T) {
+	got := compounds("call os.ReadFile(path), std::vector x86_64 - a-b. end.")
+	want := []string{"call", "os.ReadFile", "path", "std::vector", "x86_64", "a-b", "end"}
+	if !slices.Equal(got, want) {
+		t.Errorf("compounds %q, want %q", got, want)
+	}
+}
+
+func TestFTSString(t *testing.T) {
+	if got := ftsString("a", `b"c`); got != `"a b""c"` {
+		t.Errorf("ftsString %s", got)
+	}
+}
+
+// TestTokenizerMatchesFTS5 checks forEachToken + porterStem against the
+// terms FTS5 itself makes of the same text (the tokenizer of
+// evidence_fts), over a word list and this repository's Go sources.
+func TestTokenizerMatchesFTS5(t *testing.T) {
+	var text strings.Builder
+	text.WriteString(porterSamples)
+	files, _ := filepath.Glob(filepath.Join("..", "*", "*.go"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			text.Write(b)
+			text.WriteByte('\n')
+		}
+	}
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "tok.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE f USING fts5(x, tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'")`,
+		`CREATE VIRTUAL TABLE v USING fts5vocab(f, row)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO f(x) VALUES(?)`, text.String()); err != nil {
+		t.Fatal(err)
+	}
+	fts := map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT term FROM v`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		fts[s] = true
+	}
+	rows.Close()
+	ours := map[string]bool{}
+	forEachToken(text.String(), nil, func(tok []byte, _, _ int) bool {
+		ours[string(porterStem(append(make([]byte, 0, len(tok)+1), tok...)))] = true
+		return true
+	})
+	var missing, extra []string
+	for s := range ours {
+		if !fts[s] {
+			extra = append(extra, s)
+		}
+	}
+	for s := range fts {
+		if !ours[s] {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing)+len(extra) > 0 {
+		slices.Sort(missing)
+		slices.Sort(extra)
+		t.Errorf("%d terms; FTS5 only: %q; ours only: %q", len(fts), missing, extra)
+	}
+	if len(fts) < 1000 {
+		t.Errorf("only %d terms compared", len(fts))
+	}
+}
+
+// porterSamples are words that exercise every porter rule, and text
+// outside ASCII.
+const porterSamples = `caresses ponies ties caress cats feed agreed plastered bled motoring sing
+conflated troubled sized hopping tanned falling hissing fizzed failing filing happy sky
+relational conditional rational valenci hesitanci digitizer conformabli radicalli
+differentli vileli analogousli vietnamization predication operator feudalism
+decisiveness hopefulness callousness formaliti sensitiviti sensibiliti triplicate
+formative formalize electriciti electrical hopeful goodness revival allowance inference
+airliner gyroscopic adjustable defensible irritant replacement adjustment dependent
+adoption homologou communism activate angulariti homologous effective bowdlerize probate
+rate cease controll roll generalizations oscillators aed ied ying yes is as us ss ses
+abatement abilities absolutely sky skies dying lying agreement multidimensional
+naïve café Ångström Übermaß ÉCOLE façade µm ϵ déjà-vu niño Łódź İstanbul ﬁnance
+日本語のテキスト 中文 한국어 Ελληνικά Русский текст عربي עברית हिन्दी
+x86_64 __init__ snake_case_name CamelCaseName HTTP2Server utf8Decode 3.14 1,000 C++ p53/MDM2 IL-10 5'-UTR`

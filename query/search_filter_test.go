@@ -1,0 +1,161 @@
+package query
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// filterEnv indexes the same word ("walrus") in files of several kinds,
+// languages, paths and collections.
+func filterEnv(t *testing.T) (env *searchEnv, srcA, srcB string) {
+	env = newSearchEnv(t)
+	srcA = env.folder("a", "a", map[string]string{
+		"main.go":          "package main\n\n// walrus counts the herd.\nfunc walrus() int { return 1 }\n",
+		"main_test.go":     "package main\n\nimport \"testing\"\n\n// TestWalrus checks the walrus.\nfunc TestWalrus(t *testing.T) {}\n",
+		"docs/guide.md":    "# Guide\n\nThe walrus lives in the Arctic.\n",
+		"docs/deep/faq.md": "# FAQ\n\nIs the walrus friendly?\n",
+		"tool.py":          "def walrus():\n    return 'walrus'\n",
+	})
+	srcB = env.folder("b", "b", map[string]string{
+		"notes.txt": "walrus notes from collection b\n",
+		"b.go":      "package b\n\n// walrus in b.\nfunc walrus() {}\n",
+	})
+	return env, srcA, srcB
+}
+
+func TestSearchFilters(t *testing.T) {
+	env, srcA, srcB := filterEnv(t)
+	cases := []struct {
+		name    string
+		filters *Filters
+		want    []string
+	}{
+		{"none", nil, []string{"main.go", "main_test.go", "docs/guide.md", "docs/deep/faq.md", "tool.py", "notes.txt", "b.go"}},
+		{"collections", &Filters{Collections: []string{"b"}}, []string{"notes.txt", "b.go"}},
+		{"sources", &Filters{Sources: []string{srcA}}, []string{"main.go", "main_test.go", "docs/guide.md", "docs/deep/faq.md", "tool.py"}},
+		{"two sources", &Filters{Sources: []string{srcA, srcB}}, []string{"main.go", "main_test.go", "docs/guide.md", "docs/deep/faq.md", "tool.py", "notes.txt", "b.go"}},
+		{"kinds", &Filters{Kinds: []string{"markdown"}}, []string{"docs/guide.md", "docs/deep/faq.md"}},
+		{"kinds code+text", &Filters{Kinds: []string{"code", "text"}}, []string{"main.go", "main_test.go", "tool.py", "notes.txt", "b.go"}},
+		{"languages", &Filters{Languages: []string{"python"}}, []string{"tool.py"}},
+		{"paths **", &Filters{Paths: []string{"docs/**"}}, []string{"docs/guide.md", "docs/deep/faq.md"}},
+		{"paths *", &Filters{Paths: []string{"docs/*.md"}}, []string{"docs/guide.md"}},
+		{"paths top level", &Filters{Paths: []string{"*.go"}}, []string{"main.go", "main_test.go", "b.go"}},
+		{"paths alternatives", &Filters{Paths: []string{"**/*.{py,txt}"}}, []string{"tool.py", "notes.txt"}},
+		{"paths none", &Filters{Paths: []string{"nothing/**"}}, nil},
+		{"facets", &Filters{Facets: map[string]string{"is_test": "true"}}, []string{"main_test.go"}},
+		{"facets language", &Filters{Facets: map[string]string{"language": "go", "is_test": "false"}}, []string{"main.go", "b.go"}},
+		{"combined", &Filters{Collections: []string{"a"}, Kinds: []string{"code"}, Languages: []string{"go"}}, []string{"main.go", "main_test.go"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := env.search(env.all, QueryRequest{Question: "walrus", Filters: c.filters, Limit: 100})
+			got := paths(res.Hits)
+			if !sameSet(got, c.want) || len(got) != len(c.want) {
+				t.Errorf("hits %v, want %v", got, c.want)
+			}
+			if res.TotalMatches != len(c.want) {
+				t.Errorf("total_matches %d, want %d", res.TotalMatches, len(c.want))
+			}
+		})
+	}
+}
+
+func TestSearchFilterErrors(t *testing.T) {
+	env, srcA, _ := filterEnv(t)
+	onlyA := workspace.Principal{ID: "a-reader", Grant: workspace.GrantRead, Collections: []string{"a"}}
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		p    workspace.Principal
+		f    *Filters
+		code workspace.Code
+	}{
+		{"unknown collection", env.all, &Filters{Collections: []string{"zzz"}}, workspace.CodeNotFound},
+		{"collection outside the grant", onlyA, &Filters{Collections: []string{"b"}}, workspace.CodePermissionDenied},
+		{"unknown source", env.all, &Filters{Sources: []string{"src_0000"}}, workspace.CodeNotFound},
+		{"unknown kind", env.all, &Filters{Kinds: []string{"spreadsheet"}}, workspace.CodeInvalidArgument},
+		{"bad glob", env.all, &Filters{Paths: []string{"docs/[a"}}, workspace.CodeInvalidArgument},
+		{"absolute glob", env.all, &Filters{Paths: []string{"/etc/**"}}, workspace.CodeInvalidArgument},
+		{"bad facet name", env.all, &Filters{Facets: map[string]string{`a"b`: "x"}}, workspace.CodeInvalidArgument},
+		{"bad collection name", env.all, &Filters{Collections: []string{"A B"}}, workspace.CodeInvalidArgument},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := env.engine.Search(ctx, c.p, QueryRequest{Question: "walrus", Filters: c.f})
+			wantCode(t, err, c.code)
+		})
+	}
+	// A source of another collection is not found for a principal limited
+	// to b: the same answer as a source that does not exist.
+	onlyB := workspace.Principal{ID: "b-reader", Grant: workspace.GrantRead, Collections: []string{"b"}}
+	_, err := env.engine.Search(ctx, onlyB, QueryRequest{Question: "walrus", Filters: &Filters{Sources: []string{srcA}}})
+	wantCode(t, err, workspace.CodeNotFound)
+}
+
+func TestSearchGrantIsolation(t *testing.T) {
+	env, _, _ := filterEnv(t)
+	ctx := context.Background()
+	onlyA := workspace.Principal{ID: "a-reader", Grant: workspace.GrantRead, Collections: []string{"a"}}
+	onlyB := workspace.Principal{ID: "b-reader", Grant: workspace.GrantRead, Collections: []string{"b"}}
+	none := workspace.Principal{ID: "nobody", Grant: workspace.GrantRead, Collections: []string{}}
+
+	resA := env.search(onlyA, QueryRequest{Question: "walrus", Limit: 2})
+	if resA.TotalMatches != 5 {
+		t.Errorf("a: total_matches %d, want 5 (collection a only)", resA.TotalMatches)
+	}
+	all := env.search(onlyA, QueryRequest{Question: "walrus", Limit: 100})
+	for _, h := range all.Hits {
+		if h.Path == "notes.txt" || h.Path == "b.go" {
+			t.Errorf("a-reader sees %s of collection b", h.Path)
+		}
+	}
+	resB := env.search(onlyB, QueryRequest{Question: "walrus collection notes"})
+	if !sameSet(paths(resB.Hits), []string{"notes.txt", "b.go"}) || resB.TotalMatches != 2 {
+		t.Errorf("b: %v total %d", paths(resB.Hits), resB.TotalMatches)
+	}
+	// Words only collection b holds match nothing for a, counts included.
+	if res := env.search(onlyA, QueryRequest{Question: "notes collection"}); len(res.Hits) != 0 || res.TotalMatches != 0 {
+		t.Errorf("a sees b through %v / total %d", paths(res.Hits), res.TotalMatches)
+	}
+	if res := env.search(none, QueryRequest{Question: "walrus"}); len(res.Hits) != 0 || res.TotalMatches != 0 {
+		t.Errorf("no collections: %v", paths(res.Hits))
+	}
+
+	// Cursors are bound to the scope and to the request.
+	if resA.NextCursor == nil {
+		t.Fatal("no next cursor")
+	}
+	cur := *resA.NextCursor
+	_, err := env.engine.Search(ctx, onlyB, QueryRequest{Question: "walrus", Limit: 2, Cursor: cur})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	_, err = env.engine.Search(ctx, env.all, QueryRequest{Question: "walrus", Limit: 2, Cursor: cur})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	_, err = env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus herd", Limit: 2, Cursor: cur})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	_, err = env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus", Limit: 3, Cursor: cur})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	_, err = env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus", Limit: 2, Cursor: cur, Filters: &Filters{Kinds: []string{"code"}}})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	_, err = env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus", Limit: 2, Cursor: cur + "x"})
+	wantCode(t, err, workspace.CodeInvalidArgument)
+	// The same scope and request continue.
+	next, err := env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus", Limit: 2, Cursor: cur})
+	if err != nil || next.Offset != 2 || len(next.Hits) != 2 {
+		t.Fatalf("next page: %v offset %d hits %v", err, next.Offset, paths(next.Hits))
+	}
+	if slices.Contains(paths(next.Hits), resA.Hits[0].Path) && resA.Hits[0].EvidenceID == next.Hits[0].EvidenceID {
+		t.Errorf("page 2 repeats page 1")
+	}
+	// PageCursor issues the same kind of cursor at any rank.
+	pc, err := env.engine.PageCursor(onlyA, next.Request, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := env.engine.Search(ctx, onlyA, QueryRequest{Question: "walrus", Limit: 2, Cursor: pc})
+	if err != nil || again.Offset != 1 || again.Hits[0].EvidenceID != resA.Hits[1].EvidenceID {
+		t.Errorf("PageCursor: %v %+v", err, again.Offset)
+	}
+}

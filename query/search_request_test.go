@@ -1,0 +1,79 @@
+package query
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+func TestNormalizeDefaults(t *testing.T) {
+	n, err := Normalize(QueryRequest{Question: "hello", Filters: &Filters{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Limit != DefaultLimit || n.Profile != DefaultProfile || !slices.Equal(n.Modalities, []string{"lexical"}) || n.Filters != nil {
+		t.Errorf("normalized %+v", n)
+	}
+	n, err = Normalize(QueryRequest{Question: "x", Limit: 100, Profile: "precise", Modalities: []string{"lexical"},
+		Filters: &Filters{Kinds: []string{"markdown", "code", "code"}, Paths: []string{"b/**", "a/*"}},
+		Budget:  &Budget{MaxTokens: 500, Counter: "cl100k_base"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(n.Filters.Kinds, []string{"code", "markdown"}) || !slices.Equal(n.Filters.Paths, []string{"a/*", "b/**"}) ||
+		n.Budget.MaxTokens != 500 || n.Limit != 100 {
+		t.Errorf("normalized %+v %+v", n, n.Filters)
+	}
+	// Equivalent requests have the same page key; a different one not.
+	a, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"code", "markdown"}}})
+	b, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"markdown", "code"}}, Budget: &Budget{MaxTokens: 9}})
+	c, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"code"}}})
+	if pageKey(a) != pageKey(b) || pageKey(a) == pageKey(c) {
+		t.Errorf("page keys: %s %s %s", pageKey(a), pageKey(b), pageKey(c))
+	}
+}
+
+func TestNormalizeInvalid(t *testing.T) {
+	many := make([]string, MaxFilterValues+1)
+	for i := range many {
+		many[i] = "code"
+	}
+	cases := []struct {
+		name string
+		req  QueryRequest
+	}{
+		{"no question", QueryRequest{}},
+		{"blank question", QueryRequest{Question: " \t\n"}},
+		{"question too long", QueryRequest{Question: strings.Repeat("a", MaxQuestionBytes+1)}},
+		{"too many words", QueryRequest{Question: strings.Repeat("a ", MaxQuestionTerms+1)}},
+		{"negative limit", QueryRequest{Question: "x", Limit: -1}},
+		{"limit too large", QueryRequest{Question: "x", Limit: MaxLimit + 1}},
+		{"unknown profile", QueryRequest{Question: "x", Profile: "fast"}},
+		{"other modality", QueryRequest{Question: "x", Modalities: []string{"semantic"}}},
+		{"empty modalities", QueryRequest{Question: "x", Modalities: []string{}}},
+		{"too many filter values", QueryRequest{Question: "x", Filters: &Filters{Kinds: many}}},
+		{"empty filter value", QueryRequest{Question: "x", Filters: &Filters{Languages: []string{""}}}},
+		{"bad language", QueryRequest{Question: "x", Filters: &Filters{Languages: []string{"go lang"}}}},
+		{"bad source id", QueryRequest{Question: "x", Filters: &Filters{Sources: []string{"../x"}}}},
+		{"bad facet value", QueryRequest{Question: "x", Filters: &Filters{Facets: map[string]string{"a": strings.Repeat("v", MaxFilterValueBytes+1)}}}},
+		{"negative budget", QueryRequest{Question: "x", Budget: &Budget{MaxTokens: -5}}},
+		{"unknown counter", QueryRequest{Question: "x", Budget: &Budget{Counter: "gpt2"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Normalize(c.req)
+			wantCode(t, err, workspace.CodeInvalidArgument)
+		})
+	}
+	// At the limits is fine.
+	if _, err := Normalize(QueryRequest{Question: strings.Repeat("a ", MaxQuestionTerms)}); err != nil {
+		t.Errorf("%d words: %v", MaxQuestionTerms, err)
+	}
+	// Invalid UTF-8 is replaced, not refused.
+	n, err := Normalize(QueryRequest{Question: "caf\xe9"})
+	if err != nil || n.Question != "caf\uFFFD" {
+		t.Errorf("invalid UTF-8: %q %v", n.Question, err)
+	}
+}

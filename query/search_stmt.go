@@ -1,0 +1,95 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// Prepared statements.
+//
+// The statements of the search path whose text never changes (lists travel
+// as one JSON parameter read with json_each) are prepared once per Engine
+// on the read pool, before a search takes its connection (preparing while
+// holding one could wait forever for another when every connection is
+// busy), and reused in every search's read transaction: database/sql
+// keeps each prepared on every connection it has used. The FTS5 probes are
+// not: SQLite prepares a MATCH statement again whenever the expression
+// changes, which is every search.
+
+const (
+	sqlGeneration = `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`
+	sqlVocab      = `SELECT term, doc FROM evidence_vocab WHERE term IN (SELECT value FROM json_each(?))`
+	sqlFetch      = `SELECT seq, evidence_id, source_id, revision_id, collection_id, kind,
+		path, title, heading_path, start_line, end_line, sha256, text, code_terms
+		FROM evidence WHERE seq IN (SELECT value FROM json_each(?))`
+	sqlStale = `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
+		FROM json_each(?) j
+		JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1
+		JOIN sources s ON s.id = f.source_id`
+)
+
+var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale}
+
+type stmtCache struct {
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	closed bool
+}
+
+// prepare prepares the fixed statements once; a failure is retried by the
+// next search.
+func (c *stmtCache) prepare(ctx context.Context, db *sql.DB) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m != nil || c.closed {
+		return nil
+	}
+	m := make(map[string]*sql.Stmt, len(preparedSQL))
+	for _, q := range preparedSQL {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			for _, st := range m {
+				st.Close()
+			}
+			return fmt.Errorf("search: prepare: %w", err)
+		}
+		m[q] = st
+	}
+	c.m = m
+	return nil
+}
+
+func (c *stmtCache) get(q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[q]
+}
+
+// query runs q with args in tx, prepared when it is one of the fixed
+// statements.
+func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := e.stmts.get(q); st != nil {
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, q, args...)
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var first error
+	for _, st := range c.m {
+		if err := st.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.m = nil
+	return first
+}
+
+// Close releases the Engine's prepared statements. Call it before closing
+// the database; searches after Close still work, unprepared.
+func (e *Engine) Close() error { return e.stmts.close() }

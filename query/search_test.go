@@ -1,0 +1,281 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+func TestSearchIdentifierSplitting(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("src", "default", map[string]string{
+		"server.go": "package server\n\n// parseHTTPRequest reads one request from the wire.\nfunc parseHTTPRequest(b []byte) (*Request, error) {\n\treturn nil, nil\n}\n",
+		"client.py": "def parse_http_request(data):\n    \"\"\"Decode the bytes of one message.\"\"\"\n    return None\n",
+		"notes.md":  "# Notes\n\nNothing about networking here, only cooking recipes.\n",
+	})
+	for _, q := range []string{"parse http request", "ParseHTTPRequest", "parse_http_request", "parseHTTPRequest"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		if !hasPath(res.Hits, "server.go") || !hasPath(res.Hits, "client.py") {
+			t.Errorf("%q: hits %v, want server.go and client.py", q, paths(res.Hits))
+		}
+		if hasPath(res.Hits, "notes.md") {
+			t.Errorf("%q: notes.md should not match", q)
+		}
+	}
+	// The exact identifier ranks first.
+	if res := env.search(env.all, QueryRequest{Question: "parseHTTPRequest"}); res.Hits[0].Path != "server.go" {
+		t.Errorf("parseHTTPRequest: first hit %s, want server.go", res.Hits[0].Path)
+	}
+	if res := env.search(env.all, QueryRequest{Question: "parse_http_request"}); res.Hits[0].Path != "client.py" {
+		t.Errorf("parse_http_request: first hit %s, want client.py", res.Hits[0].Path)
+	}
+}
+
+func TestSearchQualifiedIdentifier(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("src", "default", map[string]string{
+		"use.go":   "package main\n\nimport \"os\"\n\nfunc load() ([]byte, error) {\n\treturn os.ReadFile(\"config.json\")\n}\n",
+		"other.go": "package main\n\n// The operating system reads each file lazily.\nfunc other() {}\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "os.ReadFile"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "use.go" {
+		t.Fatalf("os.ReadFile: hits %v, want use.go first", paths(res.Hits))
+	}
+}
+
+func TestSearchPhrase(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"adjacent.md":  "# Timeouts\n\nWhen the read deadline passes, the call fails.\n",
+		"apart.md":     "# Other\n\nWe read the manual before the deadline.\n",
+		"reversed.md":  "# Reversed\n\nThe deadline to read is Friday.\n",
+		"unrelated.md": "# Unrelated\n\nNothing to see.\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: `"read deadline"`})
+	if got := paths(res.Hits); !slices.Equal(got, []string{"adjacent.md"}) {
+		t.Fatalf(`"read deadline": hits %v, want only adjacent.md`, got)
+	}
+	if res.TotalMatches != 1 {
+		t.Errorf("total_matches %d, want 1", res.TotalMatches)
+	}
+	// Without quotes the words are alternatives; the adjacent ones rank
+	// first.
+	res = env.search(env.all, QueryRequest{Question: "read deadline"})
+	if len(res.Hits) != 3 || res.Hits[0].Path != "adjacent.md" {
+		t.Errorf("read deadline: hits %v, want adjacent.md first of 3", paths(res.Hits))
+	}
+	// A phrase with other words: the phrase or the words.
+	res = env.search(env.all, QueryRequest{Question: `"read deadline" friday`})
+	if got := paths(res.Hits); len(got) != 2 || !hasPath(res.Hits, "adjacent.md") || !hasPath(res.Hits, "reversed.md") {
+		t.Errorf(`"read deadline" friday: hits %v, want adjacent.md and reversed.md`, got)
+	}
+	// An unclosed quote runs to the end.
+	res = env.search(env.all, QueryRequest{Question: `"read deadline`})
+	if got := paths(res.Hits); !slices.Equal(got, []string{"adjacent.md"}) {
+		t.Errorf(`"read deadline (unclosed): hits %v`, got)
+	}
+	// Stop words inside a phrase must be there.
+	res = env.search(env.all, QueryRequest{Question: `"read the manual"`})
+	if got := paths(res.Hits); !slices.Equal(got, []string{"apart.md"}) {
+		t.Errorf(`"read the manual": hits %v`, got)
+	}
+}
+
+func TestSearchQuestion(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"gc.md":    "# Garbage collection\n\nThe collector marks reachable objects concurrently, then sweeps.\n",
+		"sched.md": "# Scheduler\n\nGoroutines are preempted by the scheduler with signals.\n",
+		"maps.md":  "# Maps\n\nA map grows when its load factor is exceeded.\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "How does the scheduler preempt goroutines?"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "sched.md" {
+		t.Fatalf("hits %v, want sched.md first", paths(res.Hits))
+	}
+	// OR semantics: one of the words is enough.
+	res = env.search(env.all, QueryRequest{Question: "when does a map grow or the collector sweep"})
+	if !hasPath(res.Hits, "gc.md") || !hasPath(res.Hits, "maps.md") {
+		t.Errorf("hits %v, want gc.md and maps.md", paths(res.Hits))
+	}
+	// Only stop words: they are searched for.
+	res = env.search(env.all, QueryRequest{Question: "when its then"})
+	if len(res.Hits) == 0 {
+		t.Errorf("a question of stop words found nothing")
+	}
+}
+
+func TestSearchHitFields(t *testing.T) {
+	env := newSearchEnv(t)
+	src := env.folder("docs", "default", map[string]string{
+		"guide/install.md": "# Guide\n\nIntro text.\n\n## Install\n\nRun the installer with --prefix to choose the target directory.\n",
+	})
+	// The path (guide/install.md) matches "installer" too: both sections
+	// are hits, the one with the words first.
+	res := env.search(env.all, QueryRequest{Question: "installer prefix"})
+	if len(res.Hits) != 2 {
+		t.Fatalf("hits %v", paths(res.Hits))
+	}
+	h := res.Hits[0]
+	if h.SourceID != src || h.Path != "guide/install.md" || h.Kind != "markdown" || h.Title != "Install" ||
+		!slices.Equal(h.HeadingPath, []string{"Guide", "Install"}) || h.Span.StartLine != 5 || h.Span.EndLine != 7 ||
+		h.Text == nil || !strings.Contains(*h.Text, "Run the installer") || len(h.Hash) != 64 || h.Stale || h.Score <= 0 ||
+		h.EvidenceID == "" || h.RevisionID == "" {
+		t.Errorf("hit %+v", h)
+	}
+	if res.Echo.Question != "installer prefix" || res.Echo.Profile != DefaultProfile || res.Echo.Limit != DefaultLimit ||
+		!slices.Equal(res.Echo.Modalities, []string{ModalityLexical}) {
+		t.Errorf("echo %+v", res.Echo)
+	}
+	if res.NextCursor != nil || res.TotalMatches != 2 {
+		t.Errorf("next_cursor %v total %d", res.NextCursor, res.TotalMatches)
+	}
+}
+
+func TestSearchSnippet(t *testing.T) {
+	env := newSearchEnv(t)
+	var long strings.Builder
+	long.WriteString("# Long\n\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&long, "Filler line %d with ordinary words about nothing in particular.\n", i)
+		if i == 300 {
+			long.WriteString("Here the flux capacitor needs exactly one point twenty one gigawatts.\n")
+		}
+	}
+	env.folder("docs", "default", map[string]string{"long.md": long.String()})
+	res := env.search(env.all, QueryRequest{Question: "flux capacitor gigawatts"})
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits")
+	}
+	sn := res.Hits[0].Snippet
+	for _, w := range []string{"flux", "capacitor", "gigawatts"} {
+		if !strings.Contains(sn, w) {
+			t.Errorf("snippet %q lacks %q", sn, w)
+		}
+	}
+	if len(sn) > snippetBytes+2*len("…") || !strings.HasPrefix(sn, "…") {
+		t.Errorf("snippet %q: want at most %d bytes cut from the middle", sn, snippetBytes)
+	}
+}
+
+func TestSearchPaging(t *testing.T) {
+	env := newSearchEnv(t)
+	files := map[string]string{}
+	for i := 0; i < 23; i++ {
+		files[fmt.Sprintf("doc%02d.md", i)] = fmt.Sprintf("# Doc %d\n\n%s\n", i, strings.Repeat("quantum ", i%5+1)+"entanglement notes")
+	}
+	env.folder("docs", "default", files)
+	req := QueryRequest{Question: "quantum entanglement", Limit: 5}
+	full := env.search(env.all, QueryRequest{Question: req.Question, Limit: 100})
+	if len(full.Hits) != 23 || full.TotalMatches != 23 {
+		t.Fatalf("full: %d hits, total %d", len(full.Hits), full.TotalMatches)
+	}
+	var got []string
+	pages := 0
+	for {
+		res := env.search(env.all, req)
+		pages++
+		if res.TotalMatches != 23 {
+			t.Errorf("page %d: total %d", pages, res.TotalMatches)
+		}
+		got = append(got, paths(res.Hits)...)
+		if res.NextCursor == nil {
+			break
+		}
+		req.Cursor = *res.NextCursor
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if pages != 5 {
+		t.Errorf("%d pages, want 5", pages)
+	}
+	// The pages hold every hit once: no duplicates, no gaps. The order may
+	// differ from one 100-hit call (a pool of another size), the set not.
+	if want := paths(full.Hits); !sameSet(got, want) || len(got) != len(want) {
+		t.Errorf("pages %v\nwant %v", got, want)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+func TestSearchStale(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"keep.md":    "# Keep\n\nzebra crossing stays as it is\n",
+		"edit.md":    "# Edit\n\nzebra stripes will change\n",
+		"samelen.md": "# Same\n\nzebra herd of the same size\n",
+		"touch.md":   "# Touch\n\nzebra touched but unchanged\n",
+		"gone.md":    "# Gone\n\nzebra that will be deleted\n",
+	})
+	env.write("docs/edit.md", "# Edit\n\nzebra stripes changed, and the file grew longer\n")
+	env.write("docs/samelen.md", "# Same\n\nzebra herd of the SAME size\n")
+	touch(t, filepath.Join(env.root, "docs/samelen.md"))
+	touch(t, filepath.Join(env.root, "docs/touch.md"))
+	if err := os.Remove(filepath.Join(env.root, "docs/gone.md")); err != nil {
+		t.Fatal(err)
+	}
+	res := env.search(env.all, QueryRequest{Question: "zebra"})
+	want := map[string]bool{"keep.md": false, "edit.md": true, "samelen.md": true, "touch.md": false, "gone.md": true}
+	if len(res.Hits) != len(want) {
+		t.Fatalf("hits %v", paths(res.Hits))
+	}
+	for _, h := range res.Hits {
+		if h.Stale != want[h.Path] {
+			t.Errorf("%s: stale %v, want %v", h.Path, h.Stale, want[h.Path])
+		}
+	}
+}
+
+func TestSearchProfiles(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"a.md": "# Alpha\n\nThe parser reads tokens and builds a tree.\n",
+		"b.md": "# Beta\n\nA tree of tokens, read by the parser.\n",
+		"c.go": "package c\n\n// ParseTree builds the tree.\nfunc ParseTree() {}\n",
+	})
+	infos := Profiles()
+	if len(infos) < 2 || infos[0].Name != DefaultProfile || !infos[0].Default {
+		t.Fatalf("profiles %+v", infos)
+	}
+	for _, pi := range infos {
+		if pi.Description == "" {
+			t.Errorf("profile %s has no description", pi.Name)
+		}
+		res := env.search(env.all, QueryRequest{Question: "parser tree tokens", Profile: pi.Name})
+		if len(res.Hits) == 0 || res.Echo.Profile != pi.Name {
+			t.Errorf("profile %s: %d hits, echo %q", pi.Name, len(res.Hits), res.Echo.Profile)
+		}
+	}
+}
+
+func TestSearchRequiresRead(t *testing.T) {
+	env := newSearchEnv(t)
+	_, err := env.engine.Search(context.Background(), workspace.Principal{ID: "x"}, QueryRequest{Question: "x"})
+	wantCode(t, err, workspace.CodePermissionDenied)
+}
+
+func TestSearchEmptyIndexAndNoMatch(t *testing.T) {
+	env := newSearchEnv(t)
+	res := env.search(env.all, QueryRequest{Question: "anything at all"})
+	if len(res.Hits) != 0 || res.TotalMatches != 0 || res.NextCursor != nil || res.Hits == nil {
+		t.Fatalf("empty index: %+v", res)
+	}
+	env.folder("docs", "default", map[string]string{"a.md": "# A\n\nhello\n"})
+	for _, q := range []string{"xylophone", "!!!", `""`, "\"", "-"} {
+		res = env.search(env.all, QueryRequest{Question: q})
+		if len(res.Hits) != 0 || res.TotalMatches != 0 {
+			t.Errorf("%q: %v", q, paths(res.Hits))
+		}
+	}
+}
