@@ -63,6 +63,9 @@ type tally struct {
 	// whole disables counting by parts (Verify's fallback): sum counts the
 	// concatenation in one go.
 	whole bool
+	// shared, when set, is consulted and fed after memo: counts and
+	// encodings other fits made of the same strings.
+	shared *Memo
 }
 
 func newTally(c *Counter) *tally { return &tally{c: c, memo: make(map[string]int, 64)} }
@@ -74,9 +77,27 @@ func (t *tally) count(s string) int {
 	if n, ok := t.memo[s]; ok {
 		return n
 	}
+	if t.shared != nil {
+		if n, ok := t.shared.count(t.c, s); ok {
+			t.memo[s] = n
+			return n
+		}
+	}
 	n := t.c.Count(s)
 	t.memo[s] = n
+	if t.shared != nil {
+		t.shared.putCount(t.c, s, n)
+	}
 	return n
+}
+
+// tokenEnds is the counter's tokenEnds, through the shared memo when
+// there is one.
+func (t *tally) tokenEnds(s string) []int {
+	if t.shared != nil {
+		return t.shared.tokenEnds(t.c, s)
+	}
+	return t.c.tokenEnds(s)
 }
 
 // sum returns the exact token count of the concatenation of segs, counting
@@ -159,11 +180,13 @@ func newPrefixCounter(t *tally, s string, need int) *prefixCounter {
 	lim := min(len(s), 5*(need+16))
 	for {
 		lim = runeEnd(s, lim)
-		p.lim, p.ends = lim, t.c.tokenEnds(s[:lim])
+		p.lim, p.ends = lim, t.tokenEnds(s[:lim])
 		if p.ends == nil || lim == len(s) || len(p.ends) > need+16 {
 			break
 		}
-		lim *= 2
+		// Text of long tokens (rules of '=', runs of spaces) covers need
+		// in more than 5 bytes a token: encode more, never past the end.
+		lim = min(len(s), 2*lim)
 	}
 	for a := 2; a < p.lim; a++ {
 		if splits(s[:a], s[a:]) {

@@ -165,6 +165,32 @@ func TestPrefixCounterIsExact(t *testing.T) {
 	}
 }
 
+// TestPrefixCounterLongTokens: text of more than 5 bytes a token (rules
+// of '=' and runs of spaces, common in source files) makes the prefix
+// counter encode beyond its first guess; it must stop at the end of the
+// text.
+func TestPrefixCounterLongTokens(t *testing.T) {
+	for _, counter := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []string{strings.Repeat("=", 79), "//" + strings.Repeat(" ", 60) + "x", strings.Repeat("-", 200)} {
+			for lines := 1; lines <= 12; lines++ {
+				s := strings.Repeat(line+"\n", lines)
+				for need := 0; need < 40; need += 3 {
+					pc := newPrefixCounter(newTally(c), s, need)
+					for _, m := range lineCuts(s) {
+						if got, want := pc.count("{", m, "}"), refCount(t, counter, "{"+s[:m]+"}"); got != want {
+							t.Fatalf("%s: %d lines of %q, need %d, cut %d: %d tokens, want %d", counter, lines, line, need, m, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDigitGroupsAreOneToken backs the fixed point's argument: every run of
 // one to three digits is one token in both encodings, so a number's count
 // depends only on how many digits it has.
