@@ -69,6 +69,16 @@ type StatusResult struct {
 	UptimeS     int64     `json:"uptime_s"`
 	Version     string    `json:"tychora_version"`
 	Jobs        JobCounts `json:"jobs"`
+	// SearchCache counts the searches answered from the owner's ranking
+	// cache (hits) and those ranked afresh (misses) since it started;
+	// hits + misses is the number of searches it ranked.
+	SearchCache CacheCounts `json:"search_cache"`
+}
+
+// CacheCounts counts lookups in a cache.
+type CacheCounts struct {
+	Hits   uint64 `json:"hits"`
+	Misses uint64 `json:"misses"`
 }
 
 // TokenList is the body of GET /v1/tokens.

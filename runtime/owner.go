@@ -16,6 +16,7 @@ import (
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
@@ -44,6 +45,10 @@ func ownerRunning(e *OwnerRunningError) error {
 // jobsStopWait bounds how long shutdown waits for running jobs to
 // checkpoint (cancel is cooperative and prompt: well under a second).
 const jobsStopWait = 10 * time.Second
+
+// searchMemoBytes bounds the token counts kept between fits (render.Memo):
+// enough for the answers of a few hundred cached rankings.
+const searchMemoBytes = 32 << 20
 
 // Options configure an owner. The zero value (with Dir set) works.
 type Options struct {
@@ -88,8 +93,10 @@ type Owner struct {
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
+	rankGate   chan struct{} // FIFO admission of rankings (see rank)
 	runs       *query.Recorder
 	cache      *searchCache
+	memo       *render.Memo // token counts shared by the fits of cached rankings
 	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
@@ -207,8 +214,10 @@ func (own *Owner) open(ctx context.Context) error {
 		Logger:       own.log,
 	})
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
+	own.rankGate = make(chan struct{}, rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.cache = newSearchCache(1024)
+	own.memo = render.NewMemo(searchMemoBytes)
 	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
@@ -338,12 +347,20 @@ func (own *Owner) close(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), own.opts.ShutdownWait)
 	defer cancel()
-	// MCP sessions end first; then the listener stops admitting and the
-	// requests in flight get a bounded time to finish.
+	// The listener stops admitting and the requests in flight get a
+	// bounded time to finish. MCP refuses new requests with UNAVAILABLE,
+	// lets its calls in flight answer, then closes its sessions (which
+	// ends any subscriptions/listen stream, so the HTTP shutdown is not
+	// held up by one). Closing the sessions first would cut the calls in
+	// flight without an answer.
+	shut := make(chan error, 1)
+	go func() { shut <- own.srv.Shutdown(sctx) }()
 	if own.mcp != nil {
-		_ = own.mcp.Close()
+		if err := own.mcp.Shutdown(sctx); err != nil {
+			own.log.Warn("MCP requests still open after the shutdown wait were cut", "wait", own.opts.ShutdownWait)
+		}
 	}
-	if err := own.srv.Shutdown(sctx); err != nil {
+	if err := <-shut; err != nil {
 		// The bounded wait is over: what is still open is cut off. That is
 		// the designed end of a shutdown, not a failure.
 		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)

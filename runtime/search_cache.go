@@ -2,18 +2,23 @@ package runtime
 
 import (
 	"container/list"
+	"context"
 	"sync"
 
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/render"
+	"github.com/tychora/tychora/workspace"
 )
 
-// searchCache keeps recent rankings with the token cost of each hit, keyed
-// by the index generation, the caller's scope and the normalized request.
-// What is sent is never cached whole: each answer gets its own run id and
-// fresh stale flags, and is fitted exactly (with the cached costs, which
-// makes that cheap). Any applied revision moves the generation, so a
-// ranking never outlives the index it came from.
+// searchCache keeps recent rankings with the token cost of each hit and
+// the index's record of each hit's file, keyed by the index generation,
+// the caller's scope and the normalized request. What is sent is never
+// cached whole: each answer gets its own run id and fresh stale flags
+// (the files on disk are checked against the kept records at every
+// answer), and is fitted exactly (with the cached costs and the owner's
+// render.Memo, which makes that cheap). Any applied revision moves the
+// generation, so neither a ranking nor a file record outlives the index it
+// came from.
 type searchCache struct {
 	mu    sync.Mutex
 	max   int
@@ -27,8 +32,9 @@ type cacheEntry struct {
 	key    string
 	ranked query.Ranked
 
-	mu    sync.Mutex
-	costs map[render.Format]map[string][]render.HitCost // format → counter → per-hit costs
+	mu     sync.Mutex
+	costs  map[render.Format]map[string][]render.HitCost // format → counter → per-hit costs
+	states []*query.FileState                            // per hit; nil until first asked
 }
 
 func newSearchCache(max int) *searchCache {
@@ -94,4 +100,24 @@ func (e *cacheEntry) keepCosts(f render.Format, counter string, costs []render.H
 		}
 	}
 	m[counter] = merged
+}
+
+// fileStates returns the index's record of each hit's file
+// (query.FileStates), read once per entry: the records change only with a
+// new revision, which moves the generation and so the key.
+func (e *cacheEntry) fileStates(ctx context.Context, db *workspace.DB) ([]*query.FileState, error) {
+	e.mu.Lock()
+	states := e.states
+	e.mu.Unlock()
+	if states != nil || len(e.ranked.Hits) == 0 {
+		return states, nil
+	}
+	states, err := query.FileStates(ctx, db, e.ranked.Hits)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.states = states
+	e.mu.Unlock()
+	return states, nil
 }

@@ -43,6 +43,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	if err != nil {
 		return interfaces.StatusResult{}, err
 	}
+	hits, misses := s.owner.cache.stats()
 	return interfaces.StatusResult{
 		WorkspaceID: s.owner.id,
 		PID:         os.Getpid(),
@@ -51,6 +52,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 		UptimeS:     int64(time.Since(s.owner.startedAt) / time.Second),
 		Version:     Version,
 		Jobs:        interfaces.JobCounts{Queued: queued, Running: running},
+		SearchCache: interfaces.CacheCounts{Hits: hits, Misses: misses},
 	}, nil
 }
 

@@ -72,17 +72,19 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
 	entry := own.cache.get(key)
 	if entry == nil {
-		ranked, err := own.engine.Search(ctx, p, norm)
+		ranked, err := own.rank(ctx, p, norm)
 		if err != nil {
 			return interfaces.SearchOutput{}, err
 		}
 		entry = own.cache.put(key, ranked)
 	}
 	r := entry.ranked
-	hits := slices.Clone(r.Hits)
-	if err := query.RefreshStale(ctx, own.db, hits); err != nil {
+	states, err := entry.fileStates(ctx, own.db)
+	if err != nil {
 		return interfaces.SearchOutput{}, err
 	}
+	hits := slices.Clone(r.Hits)
+	query.MarkStale(hits, states)
 	runID := query.NewRunID()
 	fit, err := render.Fit(ctx, render.FitInput{
 		Result: query.QueryResult{
@@ -93,6 +95,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 			NextCursor:   r.NextCursor,
 		},
 		Costs:     entry.costsFor(format, counter),
+		Memo:      own.memo,
 		MaxTokens: maxTokens,
 		Counter:   counter,
 		Format:    format,
@@ -118,6 +121,29 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		out.Rendered = &fit.Rendered
 	}
 	return out, nil
+}
+
+// rank runs the engine through a FIFO gate. A ranking holds a read
+// connection for its whole length, and database/sql hands a freed
+// connection to a random waiter: with more searches than connections, some
+// waited turn after turn while later ones went first. The gate admits at
+// most rankSlots rankings at a time, in arrival order, and leaves a
+// connection free for the short reads every answer and every other tool
+// makes.
+func (own *Owner) rank(ctx context.Context, p workspace.Principal, req query.QueryRequest) (query.Ranked, error) {
+	select {
+	case own.rankGate <- struct{}{}:
+	case <-ctx.Done():
+		return query.Ranked{}, ctx.Err()
+	}
+	defer func() { <-own.rankGate }()
+	return own.engine.Search(ctx, p, req)
+}
+
+// rankSlots is how many rankings may run at once with a read pool of
+// readers connections.
+func rankSlots(readers int) int {
+	return max(1, readers-1)
 }
 
 // models answers discover models: the token counters.

@@ -26,7 +26,12 @@ var migrationFS embed.FS
 type DB struct {
 	W *sql.DB
 	R *sql.DB
+
+	readers int
 }
+
+// Readers is the size of the read pool R.
+func (db *DB) Readers() int { return db.readers }
 
 // BusyTimeout is how long a connection waits on a lock before SQLITE_BUSY.
 const BusyTimeout = 10 * time.Second
@@ -85,7 +90,7 @@ func OpenDB(ctx context.Context, path string) (*DB, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
-	return &DB{W: w, R: r}, nil
+	return &DB{W: w, R: r, readers: n}, nil
 }
 
 // Close checkpoints the WAL into the main file and closes both pools.

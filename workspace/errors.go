@@ -87,25 +87,34 @@ func Wrap(code Code, err error, msg string) *Error {
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, INTERNAL
-// for any other non-nil error, and "" for nil.
+// for any other non-nil error, and "" for nil. A fault that comes from a
+// full disk (IsDiskFull) is UNAVAILABLE rather than INTERNAL: the caller
+// can do something about it.
 func ErrorCode(err error) Code {
 	if err == nil {
 		return ""
 	}
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && (e.Code != CodeInternal || !IsDiskFull(err)) {
 		return e.Code
+	}
+	if IsDiskFull(err) {
+		return CodeUnavailable
 	}
 	return CodeInternal
 }
 
 // ErrorMessage returns the caller-safe message of err: an *Error's Message,
-// or a generic text for anything else, so that internal detail (SQL, paths,
-// stack traces) never leaves the process.
+// a plain word that the disk is full (IsDiskFull), or a generic text for
+// anything else, so that internal detail (SQL, paths, stack traces) never
+// leaves the process.
 func ErrorMessage(err error) string {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && (e.Code != CodeInternal || !IsDiskFull(err)) {
 		return e.Message
+	}
+	if IsDiskFull(err) {
+		return diskFullMessage
 	}
 	return "internal error"
 }

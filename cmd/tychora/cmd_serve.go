@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -35,6 +36,9 @@ func serveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "stdio", Usage: "serve MCP on stdin/stdout"},
 			&cli.StringFlag{Name: "grant", Usage: "with --stdio: read, write or manage (default manage)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "with --stdio: limit the client to this collection (repeatable)"},
+			// For bench/load.sh: a CPU profile of the whole serve, written
+			// at exit.
+			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -45,6 +49,13 @@ func serveCommand(e *env) *cli.Command {
 				return err
 			}
 			log := logger(c, e)
+			if path := c.String("cpuprofile"); path != "" {
+				stopProfile, err := startCPUProfile(path)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
+			}
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if c.Bool("stdio") {
@@ -88,6 +99,23 @@ func serveCommand(e *env) *cli.Command {
 			return serveErr
 		},
 	}
+}
+
+// startCPUProfile profiles the process's CPU into path until the
+// returned func is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // stdioPrincipal is the stdio client's grant from --grant and

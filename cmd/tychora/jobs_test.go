@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -40,34 +39,16 @@ func makeTree(t *testing.T, dir string, n int) {
 }
 
 // evidenceSet reads every evidence row of a workspace as a sorted list of
-// path, span and hash (ids are per workspace, content is not).
+// path, level, span and hash (ids are per workspace, content is not), and
+// checks the index's integrity on the way. testdata/dbcheck does it, as
+// its own process: SQLite under the race detector is tens of times slower.
 func evidenceSet(t *testing.T, ws string) []string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+workspace.NewLayout(ws).DB+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
+	r := dbcheck(t, workspace.NewLayout(ws).DB, true)
+	if r.Integrity != "ok" || r.FTS != "ok" {
+		t.Fatalf("integrity_check %q, fts integrity-check %q", r.Integrity, r.FTS)
 	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT path, level, start_line, end_line, sha256 FROM evidence`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var path, level, sha string
-		var a, b int
-		if err := rows.Scan(&path, &level, &a, &b, &sha); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s|%s|%d|%d|%s", path, level, a, b, sha))
-	}
-	var ok string
-	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
-		t.Fatalf("integrity_check: %q %v", ok, err)
-	}
-	slices.Sort(out)
-	return out
+	return r.Lines
 }
 
 // TestKillMidIngest kills the owner with SIGKILL while a large add runs,

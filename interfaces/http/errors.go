@@ -5,10 +5,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
@@ -54,16 +56,24 @@ func writeError(w http.ResponseWriter, err error) {
 var errBodyTooLarge = errors.New("request body too large")
 
 // decodeJSON strictly decodes one JSON value from the request body into v:
-// unknown fields and trailing data are INVALID_ARGUMENT, a body over the
-// limit is 413.
+// unknown fields, trailing data and bytes that are not UTF-8 (which JSON
+// text must be, and which encoding/json would quietly turn into U+FFFD)
+// are INVALID_ARGUMENT, a body over the limit is 413.
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return errBodyTooLarge
 		}
+		return workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body")
+	}
+	if !utf8.Valid(body) {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return workspace.Errorf(workspace.CodeInvalidArgument, "request body is empty: want a JSON object")
 		}
@@ -73,10 +83,6 @@ func decodeJSON(r *http.Request, v any) error {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
 	}
 	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errBodyTooLarge
-		}
 		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
 	}
 	return nil

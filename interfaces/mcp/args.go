@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/tychora/tychora/interfaces"
 )
@@ -40,6 +41,9 @@ func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
 // its /v1 route) against the tool's input schema. Every failure is an
 // INVALID_ARGUMENT *workspace.Error worded the same on both edges.
 func ValidateArguments(tool string, raw json.RawMessage) error {
+	if validated.has(tool, raw) {
+		return nil
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return invalidArgument(tool, "arguments are not valid JSON: %s", interfaces.JSONProblem(err))
@@ -54,7 +58,48 @@ func ValidateArguments(tool string, raw json.RawMessage) error {
 	if err := rs.Validate(v); err != nil {
 		return invalidArgument(tool, "arguments do not match the input schema: %s", schemaProblem(err))
 	}
+	validated.add(tool, raw)
 	return nil
+}
+
+// validated remembers argument objects that passed validation, by tool and
+// exact bytes. Validation is a function of those alone (the schemas are
+// fixed), and a busy owner sees the same arguments again and again (the
+// searches its ranking cache answers); validating one costs more than the
+// cached answer's fit (the validator's recursion grows each request's
+// goroutine stack). Small objects only; cleared when full.
+var validated = &argMemo{m: map[string]struct{}{}}
+
+const (
+	argMemoEntries  = 4096
+	argMemoMaxBytes = 2048
+)
+
+type argMemo struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+func (a *argMemo) has(tool string, raw []byte) bool {
+	if len(raw) > argMemoMaxBytes {
+		return false
+	}
+	a.mu.RLock()
+	_, ok := a.m[tool+"\x00"+string(raw)]
+	a.mu.RUnlock()
+	return ok
+}
+
+func (a *argMemo) add(tool string, raw []byte) {
+	if len(raw) > argMemoMaxBytes {
+		return
+	}
+	a.mu.Lock()
+	if len(a.m) >= argMemoEntries {
+		clear(a.m)
+	}
+	a.m[tool+"\x00"+string(raw)] = struct{}{}
+	a.mu.Unlock()
 }
 
 // schemaProblem words a validation error: the innermost reason, with the

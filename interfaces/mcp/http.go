@@ -1,9 +1,14 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +38,19 @@ type HTTPHandler struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	handler   http.Handler
+
+	// What Shutdown waits for: the HTTP requests being served, less the
+	// subscriptions/listen streams among them, which wait for nothing but
+	// their end and are ended by closing the sessions.
+	requests atomic.Int64
+	listens  atomic.Int64
+	stopping atomic.Bool
+	maxBody  int64 // MaxRequestBytes
+	// cut ends the handlers still running when Shutdown gives up on
+	// them: a session's Close waits for its handlers, which run in the
+	// session's context, not in their HTTP request's.
+	hard context.Context
+	cut  context.CancelFunc
 }
 
 // NewHTTPHandler returns the Streamable HTTP handler over svc, for /mcp/
@@ -58,20 +76,20 @@ func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 	o.Principal = nil
 	srv := NewServer(svc, o.Options)
 	get := func(*http.Request) *mcp.Server { return srv }
-	h := &HTTPHandler{
-		server: srv,
-		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-			Logger:              quiet(o.Logger),
-			MaxRequestBodyBytes: o.MaxRequestBytes,
-			SessionTimeout:      o.SessionTimeout,
-		}),
-		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-			Stateless:                    true,
-			Logger:                       quiet(o.Logger),
-			MaxRequestBodyBytes:          o.MaxRequestBytes,
-			PropagateRequestCancellation: true,
-		}),
-	}
+	h := &HTTPHandler{server: srv, maxBody: o.MaxRequestBytes}
+	h.hard, h.cut = context.WithCancel(context.Background())
+	srv.AddReceivingMiddleware(h.track)
+	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Logger:              quiet(o.Logger),
+		MaxRequestBodyBytes: o.MaxRequestBytes,
+		SessionTimeout:      o.SessionTimeout,
+	})
+	h.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       quiet(o.Logger),
+		MaxRequestBodyBytes:          o.MaxRequestBytes,
+		PropagateRequestCancellation: true,
+	})
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			// tychora never sends a message the client did not ask for,
@@ -114,15 +132,112 @@ func writeEnvelope(w http.ResponseWriter, status int, err error) {
 	_, _ = w.Write(append(errorEnvelope(err), '\n'))
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Once Shutdown has begun, a new
+// request is refused with UNAVAILABLE (503).
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Counted before the check, so that Shutdown either waits for this
+	// request or the request sees that it is stopping.
+	h.requests.Add(1)
+	defer h.requests.Add(-1)
+	if h.stopping.Load() {
+		writeEnvelope(w, http.StatusServiceUnavailable, errShuttingDown)
+		return
+	}
+	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		// JSON text is UTF-8; the SDK's decoder would quietly turn other
+		// bytes into U+FFFD and run the request on altered arguments.
+		body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe) || int64(len(body)) > h.maxBody:
+			writeEnvelope(w, http.StatusRequestEntityTooLarge, workspace.Errorf(workspace.CodeInvalidArgument, "request body is too large"))
+			return
+		case err != nil:
+			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body"))
+			return
+		case !utf8.Valid(body):
+			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "request body is not valid UTF-8"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	h.handler.ServeHTTP(w, r)
 }
 
-// Close ends every open MCP session, with its requests in flight, so that
-// no session outlives the server (an idle one otherwise lasts until
-// SessionTimeout). New requests are still served; call Close once the
-// listener stops admitting.
+// errShuttingDown is what a call cut by Shutdown answers.
+var errShuttingDown = workspace.Errorf(workspace.CodeUnavailable, "the tychora owner is shutting down")
+
+// track is a receiving middleware that counts the subscriptions/listen
+// streams open (they end only when their session does, so Shutdown does
+// not wait for them), and ends every handler when Shutdown cuts them: a
+// tool call cut that way answers UNAVAILABLE.
+func (h *HTTPHandler) track(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "subscriptions/listen" {
+			h.listens.Add(1)
+			defer h.listens.Add(-1)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(h.hard, cancel)()
+		res, err := next(ctx, method, req)
+		if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && tr.IsError && h.hard.Err() != nil {
+			return toolError(errShuttingDown), nil
+		}
+		return res, err
+	}
+}
+
+// closeWait bounds how long Shutdown waits, once it cut the handlers
+// still running, for their answers to go out and the sessions to close.
+const closeWait = 2 * time.Second
+
+// Shutdown stops the handler gracefully: new requests are refused with
+// UNAVAILABLE (503); the requests in flight (tool calls, resource reads)
+// run to their answer until ctx ends; then whatever still runs is cut (a
+// tool call answers UNAVAILABLE, a subscriptions/listen stream ends) and
+// every session is closed. It returns ctx's error when it had to cut a
+// request. Call it when the owner stops, alongside http.Server.Shutdown.
+func (h *HTTPHandler) Shutdown(ctx context.Context) error {
+	h.stopping.Store(true)
+	err := waitUntil(ctx, func() bool { return h.requests.Load()-h.listens.Load() <= 0 })
+	h.cut()
+	cctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	if waitUntil(cctx, func() bool { return h.requests.Load() <= 0 }) != nil {
+		err = errors.Join(err, errors.New("mcp: requests still running after they were cut"))
+	}
+	closed := make(chan struct{})
+	go func() {
+		_ = h.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-cctx.Done():
+		err = errors.Join(err, errors.New("mcp: sessions still closing after the shutdown"))
+	}
+	return err
+}
+
+// waitUntil polls done until it holds or ctx ends.
+func waitUntil(ctx context.Context, done func() bool) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Close ends every open MCP session at once, with its requests in flight,
+// so that no session outlives the server (an idle one otherwise lasts
+// until SessionTimeout). New requests are still served. Shutdown lets the
+// requests in flight finish first.
 func (h *HTTPHandler) Close() error {
 	for ss := range h.server.Sessions() {
 		_ = ss.Close()

@@ -220,6 +220,12 @@ func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResul
 	if ans.rendered != nil {
 		res.Content = append(res.Content, &mcp.TextContent{Text: *ans.rendered})
 	}
+	// Below the cap for sure: JSON spells a byte in at most six ("\u00XX"),
+	// and the envelope around the blocks is small. Most answers stop here,
+	// unmeasured.
+	if resultBound(ans) <= MaxResultBytes {
+		return res
+	}
 	// Measure what the SDK will send: it encodes the result with
 	// encoding/json, as here.
 	b, err := json.Marshal(res)
@@ -231,6 +237,15 @@ func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResul
 		return tooLarge(len(b))
 	}
 	return res
+}
+
+// resultBound bounds the encoded size of the result of ans.
+func resultBound(ans answer) int {
+	n := len(ans.structured)
+	if ans.rendered != nil {
+		n += len(*ans.rendered)
+	}
+	return 1024 + 6*n
 }
 
 func tooLarge(n int) *mcp.CallToolResult {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -68,6 +69,24 @@ func testStatus(t *testing.T, h Harness) {
 	}
 	if st.WorkspaceID == "" || st.PID == 0 || st.URL == "" || st.StartedAt.IsZero() || st.Version == "" || st.UptimeS < 0 {
 		t.Fatalf("status = %+v", st)
+	}
+	// The search cache counters: a new request is a miss, the same one
+	// again a hit.
+	req := &query.QueryRequest{Question: "status cache counter probe"}
+	for i, want := range []func(before, after interfaces.CacheCounts) bool{
+		func(b, a interfaces.CacheCounts) bool { return a.Misses > b.Misses },
+		func(b, a interfaces.CacheCounts) bool { return a.Hits > b.Hits },
+	} {
+		before := st.SearchCache
+		if _, err := svc.Search(ctx, interfaces.SearchArgs{Request: req}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = svc.Status(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !want(before, st.SearchCache) {
+			t.Fatalf("search %d: search_cache %+v → %+v", i+1, before, st.SearchCache)
+		}
 	}
 }
 
