@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"sort"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -151,23 +150,4 @@ func ref(name string) map[string]any { return map[string]any{"$ref": "#/componen
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
-}
-
-// routeNames lists the schemas the routes refer to (for tests).
-func routeNames() []string {
-	seen := map[string]bool{"ErrorBody": true}
-	for _, r := range routes {
-		if r.request != "" {
-			seen[r.request] = true
-		}
-		if r.response != "" {
-			seen[r.response] = true
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
