@@ -261,9 +261,11 @@ func (p ingestProfile) reached(k killPoint, d procIO) bool {
 	case "extract":
 		return d.rchar >= lerp(0, p.readAll)
 	case "apply":
-		// CPU time varies from run to run with the machine's load: the
-		// points stay in the first 60 % of the reference's window.
-		return d.cpu >= max(p.extractedCPU+1, p.extractedCPU+int64(0.6*k.frac*float64(p.writeCPU-p.extractedCPU)))
+		// Once every file was read. CPU time varies from run to run with
+		// the machine's load: the points stay in the first 60 % of the
+		// reference's window.
+		return d.rchar >= p.readAll*98/100 &&
+			d.cpu >= max(p.extractedCPU+1, p.extractedCPU+int64(0.6*k.frac*float64(p.writeCPU-p.extractedCPU)))
 	case "wal":
 		return d.wchar >= lerp(p.writeStart, p.committed)
 	case "checkpoint":
