@@ -191,7 +191,7 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if len(probes) == 0 {
 		return nil, 0, nil
 	}
-	countOf := countExpr(q.prof, q.clauses)
+	countOf, floor := countExpr(q.prof, q.clauses)
 	exhausted := -1
 	if len(probes) == 1 && probes[0].match == countOf {
 		probes[0].exhaust = &exhausted
@@ -200,15 +200,18 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if err != nil {
 		return nil, 0, err
 	}
-	// total_matches: known already when the one probe ran to its end, or
-	// when the query is one word and nothing narrows the search (its df);
-	// counted otherwise.
+	// total_matches: known already when the one probe ran to its end;
+	// when nothing narrows the search, when the query is one word (its
+	// df) or holds a word found in more rows than the cap; counted
+	// otherwise.
 	var total int
 	switch {
 	case exhausted >= 0:
 		total = exhausted
-	case len(q.clauses) == 1 && q.clauses[0].exact && !sf.narrows():
-		total = int(min(q.clauses[0].df, maxCountedMatches))
+	case !sf.narrows() && floor >= maxCountedMatches:
+		total = maxCountedMatches
+	case !sf.narrows() && len(q.clauses) == 1 && q.clauses[0].exact:
+		total = int(q.clauses[0].df)
 	default:
 		if total, err = e.countMatches(ctx, tx, countOf, sf); err != nil {
 			return nil, 0, err
@@ -309,7 +312,9 @@ func stemsOf(terms []sterm) []string {
 
 // countExpr is the expression total_matches counts: any clause (the best
 // maxTermsA by weight × idf for a long question).
-func countExpr(prof *profile, clauses []clause) string {
+// floor is a lower bound of what it matches without filters: its
+// commonest single word's df.
+func countExpr(prof *profile, clauses []clause) (expr string, floor int64) {
 	idx := make([]int, len(clauses))
 	for i := range idx {
 		idx[i] = i
@@ -319,8 +324,11 @@ func countExpr(prof *profile, clauses []clause) string {
 	parts := make([]string, len(idx))
 	for i, id := range idx {
 		parts[i] = clauses[id].match
+		if clauses[id].exact {
+			floor = max(floor, clauses[id].df)
+		}
 	}
-	return strings.Join(parts, " OR ")
+	return strings.Join(parts, " OR "), floor
 }
 
 // fetchCandidates reads the pool's evidence rows.

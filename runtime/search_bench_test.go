@@ -78,11 +78,11 @@ func BenchmarkSearchWarm(b *testing.B) {
 		}
 	}
 	b.Run("warm", func(b *testing.B) {
-		search(b, "parse the request header")
+		search(b, "request header malformed")
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			search(b, "parse the request header")
+			search(b, "request header malformed")
 		}
 	})
 	b.Run("cold", func(b *testing.B) {

@@ -53,20 +53,22 @@ func (c *searchCache) get(key string) *cacheEntry {
 	return nil
 }
 
-func (c *searchCache) put(key string, r query.Ranked) *cacheEntry {
+// put caches r under key and returns its entry, or the entry another
+// search put there first (inserted false).
+func (c *searchCache) put(key string, r query.Ranked) (e *cacheEntry, inserted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
-		return el.Value.(*cacheEntry)
+		return el.Value.(*cacheEntry), false
 	}
-	e := &cacheEntry{key: key, ranked: r, costs: map[render.Format]map[string][]render.HitCost{}}
+	e = &cacheEntry{key: key, ranked: r, costs: map[render.Format]map[string][]render.HitCost{}}
 	c.items[key] = c.ll.PushFront(e)
 	for c.ll.Len() > c.max {
 		old := c.ll.Back()
 		c.ll.Remove(old)
 		delete(c.items, old.Value.(*cacheEntry).key)
 	}
-	return e
+	return e, true
 }
 
 // stats returns the cache's hit and miss counts.

@@ -71,20 +71,25 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	// The ranking, cached per index generation, scope and request.
 	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
 	entry := own.cache.get(key)
+	fresh := false
 	if entry == nil {
 		ranked, err := own.rank(ctx, p, norm)
 		if err != nil {
 			return interfaces.SearchOutput{}, err
 		}
-		entry = own.cache.put(key, ranked)
+		entry, fresh = own.cache.put(key, ranked)
 	}
 	r := entry.ranked
-	states, err := entry.fileStates(ctx, own.db)
-	if err != nil {
-		return interfaces.SearchOutput{}, err
-	}
 	hits := slices.Clone(r.Hits)
-	query.MarkStale(hits, states)
+	if !fresh {
+		// A ranking from the cache: its files are checked against the disk
+		// now. (A fresh one was, while it was ranked.)
+		states, err := entry.fileStates(ctx, own.db)
+		if err != nil {
+			return interfaces.SearchOutput{}, err
+		}
+		query.MarkStale(hits, states)
+	}
 	runID := query.NewRunID()
 	fit, err := render.Fit(ctx, render.FitInput{
 		Result: query.QueryResult{

@@ -26,10 +26,10 @@ import (
 // storageWatch samples, until stopped, which processes hold a lock on the
 // workspace's storage: the owner's flock on .runtime/owner.lock and
 // SQLite's POSIX locks on index.db, -wal and -shm (/proc/locks), and which
-// of the watched processes have one of those files open (/proc/PID/fd).
-// Only a process that opened storage appears in either.
+// of the watched processes have one of the database files open
+// (/proc/PID/fd). Only the owner appears in either.
 type storageWatch struct {
-	files  []string          // absolute paths of the storage files
+	files  []string          // owner.lock, then the database files
 	inodes map[uint64]string // every inode they had → file name
 
 	mu      sync.Mutex
@@ -101,8 +101,10 @@ func (w *storageWatch) sample() {
 		dir := fmt.Sprintf("/proc/%d/fd", pid)
 		fds, _ := os.ReadDir(dir)
 		for _, fd := range fds {
+			// The database files only: trying the lock opens owner.lock
+			// (and fails to flock it) in any process that starts.
 			target, err := os.Readlink(filepath.Join(dir, fd.Name()))
-			if err == nil && slices.Contains(w.files, target) {
+			if err == nil && slices.Contains(w.files[1:], target) {
 				w.opened[pid] = filepath.Base(target)
 			}
 		}

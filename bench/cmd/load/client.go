@@ -87,14 +87,15 @@ func searchArgs(q string, budget int) json.RawMessage {
 // callTimeout bounds one call: the load always ends by itself.
 const callTimeout = 30 * time.Second
 
-// search calls the search tool once. A tool error, a result without
-// structured content or one over its budget is an error.
-func search(ctx context.Context, cs *mcp.ClientSession, args json.RawMessage, budget int) error {
+// search calls the search tool once and reports how many hits came back.
+// A tool error, a result without structured content or one over its
+// budget is an error.
+func search(ctx context.Context, cs *mcp.ClientSession, args json.RawMessage, budget int) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "search", Arguments: args})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if res.IsError {
 		msg := "tool error"
@@ -103,18 +104,19 @@ func search(ctx context.Context, cs *mcp.ClientSession, args json.RawMessage, bu
 				msg = t.Text
 			}
 		}
-		return errors.New(msg)
+		return 0, errors.New(msg)
 	}
 	sc, _ := res.StructuredContent.(map[string]any)
 	b, _ := sc["budget"].(map[string]any)
 	used, ok := b["used_tokens"].(float64)
 	if !ok {
-		return errors.New("no budget.used_tokens in structuredContent")
+		return 0, errors.New("no budget.used_tokens in structuredContent")
 	}
 	if int(used) > budget {
-		return fmt.Errorf("used_tokens %d over the budget %d", int(used), budget)
+		return 0, fmt.Errorf("used_tokens %d over the budget %d", int(used), budget)
 	}
-	return nil
+	hits, _ := sc["hits"].([]any)
+	return len(hits), nil
 }
 
 // callTool calls any tool and decodes its structured content into out.
@@ -196,4 +198,29 @@ func cpuTicks(pid int) (int64, bool) {
 		return 0, false
 	}
 	return u + st, true
+}
+
+// machineTicks returns the busy and total clock ticks of all CPUs
+// (/proc/stat), to tell how much of the machine other processes took.
+func machineTicks() (busy, total int64, ok bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total, true
 }

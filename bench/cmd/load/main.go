@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -183,15 +184,18 @@ type load struct {
 }
 
 type result struct {
-	calls    int
-	errs     int
-	firstErr []string
-	lat      []time.Duration
-	wall     time.Duration
-	cache    cacheCounts
-	ownerCPU time.Duration // -1: unknown
-	selfCPU  time.Duration
-	note     string
+	calls      int
+	errs       int
+	empty      int // answers without hits
+	firstErr   []string
+	lat        []time.Duration
+	at         []time.Duration // when each call started, from the scenario's start (same order as lat until sorted)
+	wall       time.Duration
+	cache      cacheCounts
+	ownerCPU   time.Duration // -1: unknown
+	selfCPU    time.Duration
+	machineCPU time.Duration // busy CPU time of the whole machine; -1: unknown
+	note       string
 }
 
 // run connects the scenario's clients, then lets them call until the count
@@ -211,7 +215,7 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 		}
 	}()
 	for _, q := range sc.warm {
-		if err := search(ctx, sessions[0], searchArgs(q, l.budget), l.budget); err != nil {
+		if _, err := search(ctx, sessions[0], searchArgs(q, l.budget), l.budget); err != nil {
 			return nil, fmt.Errorf("warm up with %q: %w", q, err)
 		}
 	}
@@ -221,6 +225,7 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 	}
 	ownerBefore, ownerOK := cpuTicks(l.ep.PID)
 	selfBefore := selfCPU()
+	busyBefore, totalBefore, machineOK := machineTicks()
 
 	done := func() bool { return false }
 	var wait func() (string, error)
@@ -241,8 +246,8 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var lat []time.Duration
-			var errs int
+			var lat, at []time.Duration
+			var errs, empty int
 			var first []string
 			for ctx.Err() == nil && !done() {
 				i := int(next.Add(1) - 1)
@@ -259,8 +264,12 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 					args, _ = argCache.LoadOrStore(key, searchArgs(q, b))
 				}
 				t0 := time.Now()
-				err := search(ctx, cs, args.(json.RawMessage), b)
+				n, err := search(ctx, cs, args.(json.RawMessage), b)
 				lat = append(lat, time.Since(t0))
+				at = append(at, t0.Sub(start))
+				if err == nil && n == 0 {
+					empty++
+				}
 				if err != nil {
 					errs++
 					if len(first) < 3 {
@@ -270,7 +279,9 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 			}
 			mu.Lock()
 			res.lat = append(res.lat, lat...)
+			res.at = append(res.at, at...)
 			res.errs += errs
+			res.empty += empty
 			if len(res.firstErr) < 3 {
 				res.firstErr = append(res.firstErr, first...)
 			}
@@ -284,6 +295,12 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 	res.ownerCPU = -1
 	if ownerAfter, ok := cpuTicks(l.ep.PID); ok && ownerOK {
 		res.ownerCPU = time.Duration(ownerAfter-ownerBefore) * 10 * time.Millisecond
+	}
+	res.machineCPU = -1
+	if busyAfter, totalAfter, ok := machineTicks(); ok && machineOK && totalAfter > totalBefore {
+		// Ticks of all CPUs over the wall time: busy CPU time.
+		cores := float64(totalAfter-totalBefore) / (res.wall.Seconds() * 100)
+		res.machineCPU = time.Duration(float64(busyAfter-busyBefore) / float64(totalAfter-totalBefore) * cores * float64(res.wall))
 	}
 	if wait != nil {
 		note, err := wait()
@@ -303,6 +320,10 @@ func (l *load) run(ctx context.Context, sc scenario) (*result, error) {
 // report prints the scenario's figures and reports whether it met its
 // bounds.
 func (r *result) report(sc scenario) bool {
+	timeline := ""
+	if *timelineStep > 0 && r.wall > *timelineStep {
+		timeline = r.timeline(*timelineStep)
+	}
 	slices.Sort(r.lat)
 	pct := func(p float64) time.Duration {
 		if len(r.lat) == 0 {
@@ -321,13 +342,25 @@ func (r *result) report(sc scenario) bool {
 	fmt.Printf("\n%s) %s\n", sc.name, sc.title)
 	fmt.Printf("   calls %d in %.2f s, errors %d: %.0f calls/s, p50 %s, p99 %s, max %s\n",
 		r.calls, r.wall.Seconds(), r.errs, rate, msf(p50), msf(p99), msf(pct(1)))
+	if r.calls > 0 {
+		fmt.Printf("   answers with hits: %.1f%%\n", 100*float64(r.calls-r.errs-r.empty)/float64(r.calls))
+	}
 	fmt.Printf("   owner cache: %.1f%% hits (%d hits, %d misses)", hitRate, r.cache.Hits, r.cache.Misses)
 	if r.ownerCPU >= 0 && r.calls > 0 {
 		fmt.Printf("; cpu: owner %.2f ms/call, load generator %.2f ms/call", ms(r.ownerCPU)/float64(r.calls), ms(r.selfCPU)/float64(r.calls))
 	}
 	fmt.Println()
+	if r.ownerCPU >= 0 && r.machineCPU >= 0 {
+		w := r.wall.Seconds()
+		others := max(0, r.machineCPU-r.ownerCPU-r.selfCPU)
+		fmt.Printf("   cores busy: owner %.2f, load generator %.2f, other processes %.2f (of %d)\n",
+			r.ownerCPU.Seconds()/w, r.selfCPU.Seconds()/w, others.Seconds()/w, goruntime.NumCPU())
+	}
 	if r.note != "" {
 		fmt.Printf("   %s\n", r.note)
+	}
+	if timeline != "" {
+		fmt.Print(timeline)
 	}
 	for _, e := range r.firstErr {
 		fmt.Printf("   error: %s\n", e)
@@ -367,6 +400,32 @@ func (r *result) report(sc scenario) bool {
 		fmt.Printf("   met: %s\n", strings.Join(bounds, ", "))
 	}
 	return ok
+}
+
+// timelineStep, when set, splits each scenario's latencies by when the
+// calls started.
+var timelineStep = flag.Duration("timeline", 0, "also print p50/p99 per window of this length (e.g. 5s)")
+
+// timeline prints the calls, p50 and p99 of each window of step.
+func (r *result) timeline(step time.Duration) string {
+	windows := map[int][]time.Duration{}
+	last := 0
+	for i, a := range r.at {
+		w := int(a / step)
+		windows[w] = append(windows[w], r.lat[i])
+		last = max(last, w)
+	}
+	var b strings.Builder
+	for w := 0; w <= last; w++ {
+		l := windows[w]
+		if len(l) == 0 {
+			continue
+		}
+		slices.Sort(l)
+		fmt.Fprintf(&b, "   %5.0f s: %5d calls, p50 %s, p99 %s\n", (time.Duration(w) * step).Seconds(), len(l),
+			msf(l[len(l)/2]), msf(l[min(len(l)-1, int(float64(len(l))*0.99+0.999999)-1)]))
+	}
+	return b.String()
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
