@@ -311,9 +311,8 @@ func stemsOf(terms []sterm) []string {
 }
 
 // countExpr is the expression total_matches counts: any clause (the best
-// maxTermsA by weight × idf for a long question).
-// floor is a lower bound of what it matches without filters: its
-// commonest single word's df.
+// maxTermsA by weight × idf for a long question). floor is a lower bound
+// of what it matches without filters: the df of its commonest single word.
 func countExpr(prof *profile, clauses []clause) (expr string, floor int64) {
 	idx := make([]int, len(clauses))
 	for i := range idx {
