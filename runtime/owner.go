@@ -101,6 +101,9 @@ type Owner struct {
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
 
+	connMu   sync.Mutex
+	newConns map[net.Conn]struct{} // accepted, no request read yet (see closeNewConns)
+
 	closeOnce sync.Once
 	closeErr  error
 	opts      Options
@@ -253,6 +256,7 @@ func (own *Owner) open(ctx context.Context) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(own.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnState:         own.connState,
 	}
 	go func() { own.serveErr <- own.srv.Serve(own.ln) }()
 	if err := own.publish(StateRunning); err != nil {
@@ -360,7 +364,16 @@ func (own *Owner) close(ctx context.Context) error {
 			own.log.Warn("MCP requests still open after the shutdown wait were cut", "wait", own.opts.ShutdownWait)
 		}
 	}
-	if err := <-shut; err != nil {
+	// Connections that have sent nothing yet do not hold the shutdown up
+	// beyond a short grace.
+	var serr error
+	select {
+	case serr = <-shut:
+	case <-time.After(newConnGrace):
+		own.closeNewConns()
+		serr = <-shut
+	}
+	if err := serr; err != nil {
 		// The bounded wait is over: what is still open is cut off. That is
 		// the designed end of a shutdown, not a failure.
 		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
@@ -384,4 +397,38 @@ func (own *Owner) close(ctx context.Context) error {
 	}
 	own.log.Info("owner stopped", "workspace", own.layout.Dir)
 	return errors.Join(errs...)
+}
+
+// newConnGrace is how long a shutdown lets a connection that has sent no
+// request yet deliver one before it is closed.
+const newConnGrace = 200 * time.Millisecond
+
+// connState tracks the connections that have not sent a request yet.
+func (own *Owner) connState(c net.Conn, st http.ConnState) {
+	own.connMu.Lock()
+	defer own.connMu.Unlock()
+	if st == http.StateNew {
+		if own.newConns == nil {
+			own.newConns = map[net.Conn]struct{}{}
+		}
+		own.newConns[c] = struct{}{}
+		return
+	}
+	delete(own.newConns, c)
+}
+
+// closeNewConns closes the connections that have not sent a request.
+// http.Server.Shutdown waits five seconds before it takes such a
+// connection for idle, and HTTP clients open them ahead of need (a
+// transport dials while waiting for a busy connection, and keeps the new
+// one): a shutdown that waited for them kept the lock, and every bridge of
+// the workspace waiting for it, five seconds longer. Nothing was asked on
+// them, so nothing is cut.
+func (own *Owner) closeNewConns() {
+	own.connMu.Lock()
+	defer own.connMu.Unlock()
+	for c := range own.newConns {
+		_ = c.Close()
+		delete(own.newConns, c)
+	}
 }
