@@ -314,9 +314,11 @@ func stemsOf(terms []sterm) []string {
 // maxTermsA by weight × idf for a long question). floor is a lower bound
 // of what it matches without filters: the df of its commonest single word.
 func countExpr(prof *profile, clauses []clause) (expr string, floor int64) {
-	idx := make([]int, len(clauses))
-	for i := range idx {
-		idx[i] = i
+	idx := make([]int, 0, len(clauses))
+	for i, c := range clauses {
+		if c.df != 0 || c.def != "" { // a clause found nowhere adds nothing (planProbes)
+			idx = append(idx, i)
+		}
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return -cmpFloat(clauses[a].prio, clauses[b].prio) })
 	idx = idx[:min(len(idx), prof.maxTermsA)]

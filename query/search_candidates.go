@@ -183,15 +183,25 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 	if len(clauses) == 0 {
 		return nil
 	}
-	// Clauses by df ascending (idf descending), ties by text.
-	idx := make([]int, len(clauses))
+	// Clauses by df ascending (idf descending), ties by text. A clause
+	// found nowhere (df 0: an unknown word, a misspelling) cannot match:
+	// planned with the others it would take the place of clauses that do
+	// (a short question "parse the request header" over an index without
+	// "parse" would look for "parse" alone and find nothing).
+	idx := make([]int, 0, len(clauses))
 	var rows, scan int64
 	hasStrict := false
 	for i, c := range clauses {
-		idx[i] = i
+		if c.df == 0 && c.def == "" {
+			continue
+		}
+		idx = append(idx, i)
 		rows += c.df
 		scan += c.scan
 		hasStrict = hasStrict || c.strict != ""
+	}
+	if len(idx) == 0 {
+		return nil
 	}
 	slices.SortFunc(idx, func(a, b int) int {
 		if c := cmpInt64(clauses[a].df, clauses[b].df); c != 0 {
@@ -303,8 +313,10 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 	}
 	if len(chosen) > 0 {
 		add(orProbe(chosen))
-	} else {
-		// Too common to rank everywhere: the short columns, then fill.
+	}
+	if len(chosen) < len(idx) {
+		// Clauses too common to rank everywhere: where the probes above
+		// leave room, the short columns, then fill in index order.
 		few := idx[:min(len(idx), 4)]
 		add(probe{match: "{title heading_path path} : (" + join(few, " OR ") + ")", maxRows: -1})
 		fill := orProbe(few)

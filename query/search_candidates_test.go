@@ -1,0 +1,51 @@
+package query
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPlanProbesDeadClause: a clause found nowhere (an unknown word) is
+// left out of the plan, so that it cannot take the place of clauses that
+// match. Before, "parse the request header" over a large index without
+// "parse" planned a probe for "parse" alone and answered nothing.
+func TestPlanProbesDeadClause(t *testing.T) {
+	prof, ok := profileByName("balanced")
+	if !ok {
+		t.Fatal("no balanced profile")
+	}
+	const n = 40000
+	clauses := []clause{
+		{match: `"parse"`, df: 0, exact: true, scan: 0, prio: 9},
+		{match: `"request"`, df: 30000, exact: true, scan: 30000, prio: 1},
+		{match: `"header"`, df: 20000, exact: true, scan: 20000, prio: 1.2},
+	}
+	probes := planProbes(prof, n, clauses)
+	if len(probes) == 0 {
+		t.Fatal("no probes")
+	}
+	live := false
+	for _, p := range probes {
+		if strings.Contains(p.match, `"parse"`) {
+			t.Errorf("probe %q holds a clause found nowhere", p.match)
+		}
+		live = live || strings.Contains(p.match, `"request"`) || strings.Contains(p.match, `"header"`)
+	}
+	if !live {
+		t.Errorf("no probe looks for the words that match: %+v", probes)
+	}
+	// A rare clause the pool cannot fill from leaves room for the common
+	// ones after it.
+	clauses[0].df, clauses[0].scan = 3, 3
+	probes = planProbes(prof, n, clauses)
+	if last := probes[len(probes)-1]; !last.fill || !strings.Contains(last.match, `"request"`) {
+		t.Errorf("the plan ends with %+v, want a fill probe over the common words", last)
+	}
+	// Nothing found anywhere: nothing to run.
+	for i := range clauses {
+		clauses[i].df, clauses[i].scan = 0, 0
+	}
+	if probes := planProbes(prof, n, clauses); len(probes) != 0 {
+		t.Errorf("probes %+v for clauses found nowhere", probes)
+	}
+}
