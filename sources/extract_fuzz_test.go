@@ -133,6 +133,9 @@ func FuzzCodeTerms(f *testing.F) {
 				t.Fatalf("empty part in %q", parts)
 			}
 			set[p] = true
+			if n := letterStem(p); n > 0 {
+				set[p[:n]] = true
+			}
 		}
 		for _, term := range strings.Fields(terms) {
 			if !set[term] {

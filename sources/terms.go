@@ -251,10 +251,13 @@ func SplitIdentifier(s string) []string {
 // CodeTerms returns extra terms for a full-text column that let a search
 // for the words of an identifier find it: for every distinct compound in
 // text that splits into two or more parts (see SplitIdentifier), its
-// lower-cased parts, space-separated, in order of first appearance. Plain
-// words yield nothing (the body column's tokenizer already has them), and
-// neither do compounds made only of digits ("1.2.3"). The whole identifier
-// is left to the body column.
+// lower-cased parts, space-separated, in order of first appearance. A part
+// made of letters and then digits is followed by its letters alone
+// (Parse12_3 gives "parse12 parse 3", so that "parse" finds it; see
+// letterStem). Plain words yield nothing (the body column's tokenizer
+// already has them) but those letters ("int64" gives "int"), and neither do
+// compounds made only of digits ("1.2.3"). The whole identifier is left to
+// the body column.
 //
 // It runs on every indexed byte: one pass, no regular expressions, one
 // allocation for the result plus a set of the compounds already seen.
@@ -268,14 +271,24 @@ func CodeTerms(text string) string {
 			break
 		}
 		i = b
-		if plainWord(text[a:b]) {
+		word := text[a:b]
+		if plainWord(word) {
+			// A plain word yields only its letters, when digits end it.
+			if n := letterStem(word); n > 0 {
+				if _, ok := seen[word]; !ok {
+					if seen == nil {
+						seen = make(map[string]struct{})
+					}
+					seen[word] = struct{}{}
+					out = appendTerm(out, word[:n])
+				}
+			}
 			continue
 		}
 		bounds = appendParts(bounds[:0], text, a, b)
-		if len(bounds) < 2 || allDigits(text[a:b]) {
+		if len(bounds) < 2 || allDigits(word) {
 			continue
 		}
-		word := text[a:b]
 		if _, ok := seen[word]; ok {
 			continue
 		}
@@ -284,11 +297,39 @@ func CodeTerms(text string) string {
 		}
 		seen[word] = struct{}{}
 		for _, p := range bounds {
-			if len(out) > 0 {
-				out = append(out, ' ')
+			part := text[p[0]:p[1]]
+			out = appendTerm(out, part)
+			if n := letterStem(part); n > 0 {
+				out = appendTerm(out, part[:n])
 			}
-			out = appendLower(out, text[p[0]:p[1]])
 		}
 	}
 	return string(out)
+}
+
+// appendTerm appends one lower-cased term to a space-separated list.
+func appendTerm(out []byte, term string) []byte {
+	if len(out) > 0 {
+		out = append(out, ' ')
+	}
+	return appendLower(out, term)
+}
+
+// letterStem returns the length of the ASCII letters that begin w when at
+// least two of them do and only digits follow ("parse12" gives 5, "utf8"
+// 3, "int64" 3), else 0 ("x86", "sha256sum", "v2beta", "parse").
+func letterStem(w string) int {
+	n := 0
+	for n < len(w) && (w[n]|0x20 >= 'a' && w[n]|0x20 <= 'z') {
+		n++
+	}
+	if n < 2 || n == len(w) {
+		return 0
+	}
+	for i := n; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return 0
+		}
+	}
+	return n
 }

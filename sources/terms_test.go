@@ -63,7 +63,10 @@ func TestCodeTerms(t *testing.T) {
 		{"plain words only", ""},
 		{"version 1.2.3 and 10-20", ""},
 		{"f(x.y, x.y, x.y)", "x y"},
-		{"utf8Decode(HTTPServer)", "utf8 decode http server"},
+		{"utf8Decode(HTTPServer)", "utf8 utf decode http server"},
+		{"func Parse12_3(r *Request)", "parse12 parse 3"},
+		{"int64 int64 x86 sha256sum v2beta Parse7", "int parse"},
+		{"x86_64 HTTP2Server", "x86 64 http2 http server"},
 		{"", ""},
 	}
 	for _, tt := range tests {
