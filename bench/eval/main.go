@@ -9,9 +9,15 @@
 // path and aggregated per document by their best (highest) score; nDCG@10
 // and Recall@100 follow trec_eval (see metrics.go).
 //
+// On SciFact it also reports, per token budget (-budgets), the share of
+// queries whose first relevant document — the best-ranked relevant one of
+// that ranking — is in the agent@1 answer a client gets with that budget,
+// fitted by render.Fit as the service does (see budget.go).
+//
 //	go run ./bench/eval                      # both sets, default profile
 //	go run ./bench/eval -set scifact -profile balanced
 //	go run ./bench/eval -data /path/to/shared/eval -keep /tmp/evalidx
+//	go run ./bench/eval -set scifact -budgets 1000,4000   # the default budgets
 package main
 
 import (
@@ -50,8 +56,17 @@ func main() {
 	l10 := flag.Bool("latency10", true, "also time every query with the default limit of 10")
 	baseline := flag.Bool("baseline", false, "also run the plain FTS5 baseline (OR of every quoted word, bm25()) on the same index; slow on long questions")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
+	budgetList := flag.String("budgets", "1000,4000", "SciFact only: token budgets of the agent@1 answers checked for the first relevant document (\"\" to skip)")
+	budgetReps := flag.Int("budgetreps", 5, "answers fitted per SciFact query and budget, each with a new run id (its length moves the room for hits)")
 	flag.Parse()
 	log.SetFlags(0)
+	if *budgetReps < 1 {
+		log.Fatal("-budgetreps must be at least 1")
+	}
+	budgets, err := parseBudgets(*budgetList)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -82,7 +97,7 @@ func main() {
 	ctx := context.Background()
 	fmt.Printf("date %s  go %s  GOMAXPROCS %d  data %s\n", time.Now().UTC().Format(time.RFC3339), runtime.Version(), runtime.GOMAXPROCS(0), dir)
 	for _, name := range sets {
-		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline); err != nil {
+		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline, budgets, *budgetReps); err != nil {
 			pprof.StopCPUProfile()
 			log.Fatalf("%s: %v", name, err)
 		}
@@ -170,7 +185,7 @@ type index struct {
 	took   time.Duration
 }
 
-func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline bool) error {
+func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline bool, budgets []int, budgetReps int) error {
 	dir := filepath.Join(dataRoot, name)
 	queries, qrels, err := loadQueries(dir)
 	if err != nil {
@@ -245,6 +260,13 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 		}
 		mb := evaluate(runsB, qrels, ignoreSelf)
 		fmt.Printf("  plain FTS5 baseline: nDCG@10 %.4f   Recall@100 %.4f   latency %s\n", mb.ndcg10, mb.recall100, latencies(latB))
+	}
+	if name == "scifact" && len(budgets) > 0 {
+		stats, err := budgetAnswers(ctx, ix.engine, p, queries, runs, qrels, profile, budgets, budgetReps)
+		if err != nil {
+			return err
+		}
+		printBudgetStats(stats, query.DefaultLimit)
 	}
 	return nil
 }
