@@ -27,7 +27,9 @@ import (
 // FTS5 index is merged into one segment ('optimize') before measuring, to
 // show what that maintenance step buys (the indexer does not run it). It
 // reports the latency percentiles over every search it ran (p50-ms,
-// p90-ms, p99-ms, max-ms).
+// p90-ms, p99-ms, max-ms). TYCHORA_BENCH_QUERIES names another question
+// file of bench/queries (distinct.txt: the 2,000 cold questions of
+// bench/load.sh).
 //
 //	go test -run '^$' -bench SearchGoSrc -benchtime 20x ./query/
 func BenchmarkSearchGoSrc(b *testing.B) {
@@ -164,7 +166,11 @@ func goroot() string {
 
 // loadBenchQueries reads bench/queries/go-src.txt.
 func loadBenchQueries(tb testing.TB) []string {
-	f, err := os.Open(filepath.Join("..", "bench", "queries", "go-src.txt"))
+	name := "go-src.txt"
+	if v := os.Getenv("TYCHORA_BENCH_QUERIES"); v != "" {
+		name = v // another file of bench/queries, e.g. distinct.txt
+	}
+	f, err := os.Open(filepath.Join("..", "bench", "queries", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
