@@ -73,7 +73,14 @@ type probe struct {
 	// exhaust, when set, receives the number of rows of a probe that ran
 	// unranked to its end (it held no more than the pool's room).
 	exhaust *int
+	// topUp marks a fill probe that runs only when the probes before it
+	// left the pool short of a page (fewer than poolSize/topUpShare).
+	topUp bool
 }
+
+// topUpShare: a topUp probe runs when the pool holds fewer than
+// 1/topUpShare of its size — less than a page at the default limit.
+const topUpShare = 5
 
 // clause is one alternative of a query as an FTS5 expression: a free
 // word, an identifier (its whole form or all its parts) or a quoted
@@ -311,17 +318,23 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 			cs += clauses[i].scan
 		}
 	}
-	if len(chosen) > 0 {
-		add(orProbe(chosen))
-	}
-	if len(chosen) < len(idx) {
-		// Clauses too common to rank everywhere: where the probes above
-		// leave room, the short columns, then fill in index order.
-		few := idx[:min(len(idx), 4)]
+	few := idx[:min(len(idx), 4)]
+	fill := orProbe(few)
+	fill.fill = true
+	switch {
+	case len(chosen) == 0:
+		// Too common to rank everywhere: the short columns, then fill.
 		add(probe{match: "{title heading_path path} : (" + join(few, " OR ") + ")", maxRows: -1})
-		fill := orProbe(few)
-		fill.fill = true
 		add(fill)
+	case len(chosen) < len(idx):
+		// When the probes above leave the pool short of a page, rows of
+		// the clauses left out top it up in index order (never ranked:
+		// that would cost what leaving them out saved).
+		add(orProbe(chosen))
+		fill.topUp = true
+		add(fill)
+	default:
+		add(orProbe(chosen))
 	}
 	return out
 }
@@ -402,6 +415,9 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 		room := poolSize - len(pool)
 		if room <= 0 {
 			break
+		}
+		if p.topUp && len(pool)*topUpShare >= poolSize {
+			continue
 		}
 		mark := len(pool)
 		// Rows already in the pool may come again: ask for enough to fill.
