@@ -225,7 +225,7 @@ func (own *Owner) open(ctx context.Context) error {
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)

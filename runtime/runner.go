@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/sources"
@@ -12,14 +14,30 @@ import (
 type syncRunner struct {
 	ix      *sources.Indexer
 	applied func() // called after a sync that applied a revision
+	log     *slog.Logger
 }
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
 	st, err := r.ix.Sync(ctx, j.SourceID, sources.SyncOptions{
 		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
 	})
-	if err == nil && st.NewRevision && r.applied != nil {
+	if err != nil || !st.NewRevision {
+		return err
+	}
+	if r.applied != nil {
 		r.applied()
 	}
-	return err
+	// The revision is applied and searchable; merging the index (when
+	// enough of it changed) only makes searches faster, so a merge that
+	// fails or is cut short by a shutdown does not fail the job: the next
+	// revision tries again.
+	start := time.Now()
+	ran, err := r.ix.Optimize(ctx)
+	switch {
+	case err != nil && r.log != nil:
+		r.log.Warn("index merge after the sync did not complete", "job_id", j.ID, "err", err)
+	case ran && r.log != nil:
+		r.log.Info("index merged after the sync", "job_id", j.ID, "ms", time.Since(start).Milliseconds())
+	}
+	return nil
 }

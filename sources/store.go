@@ -187,10 +187,16 @@ func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 	}
 	defer tx.Rollback()
 	// evidence has no foreign key (see the migration): delete it first.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE source_id = ?`, id); err != nil {
+	res, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE source_id = ?`, id)
+	if err != nil {
 		return fmt.Errorf("remove source: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM sources WHERE id = ?`, id)
+	if n, _ := res.RowsAffected(); n > 0 {
+		if err := addChurn(ctx, tx, n); err != nil {
+			return fmt.Errorf("remove source: %w", err)
+		}
+	}
+	res, err = tx.ExecContext(ctx, `DELETE FROM sources WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("remove source: %w", err)
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	// SpoolMemory is how many bytes of extracted evidence stay in memory
 	// before the spool moves to a file; 0 means 16 MiB.
 	SpoolMemory int
+	// OptimizeMinChurn is the fewest changed leaves that make Optimize
+	// merge the index; 0 means OptimizeMinChurn.
+	OptimizeMinChurn int64
 	// Logger receives debug records; nil is silent.
 	Logger *slog.Logger
 }
@@ -72,6 +75,9 @@ func NewIndexer(db *workspace.DB, policy *Policy, assets *Assets, opts Options) 
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if opts.OptimizeMinChurn <= 0 {
+		opts.OptimizeMinChurn = OptimizeMinChurn
 	}
 	if opts.SpoolMemory <= 0 {
 		opts.SpoolMemory = 16 << 20

@@ -493,7 +493,12 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	if err := stagePaths(ctx, tx, plan); err != nil {
 		return fmt.Errorf("apply revision: stage removals: %w", err)
 	}
-	if err := execAll(ctx, tx, src.ID, sqlDropEvidence, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
+	res, err := tx.ExecContext(ctx, sqlDropEvidence, src.ID)
+	if err != nil {
+		return fmt.Errorf("apply revision: remove files: %w", err)
+	}
+	removed, _ := res.RowsAffected()
+	if err := execAll(ctx, tx, src.ID, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
 		return fmt.Errorf("apply revision: remove files: %w", err)
 	}
 
@@ -525,8 +530,13 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	}
 
 	// 3. Index the new leaves in one statement.
-	if _, err := tx.ExecContext(ctx, IndexLeavesSQL, maxSeq); err != nil {
+	res, err = tx.ExecContext(ctx, IndexLeavesSQL, maxSeq)
+	if err != nil {
 		return fmt.Errorf("apply revision: index: %w", err)
+	}
+	added, _ := res.RowsAffected()
+	if err := addChurn(ctx, tx, added+removed); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
 	}
 
 	// 4. Coverage, and the switch to the new revision.

@@ -1,0 +1,87 @@
+package sources
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Index maintenance.
+//
+// FTS5 writes every flush of its pending terms as a new segment and merges
+// segments only a few at a time. After a large sync the lexical index is
+// a stack of segments, and every search pays for it: each term is looked
+// up once per segment (through an internal statement that SQLite prepares
+// again at each lookup) and its doclists are merged across them. Merging
+// the index into one segment ('optimize') made the searches of
+// bench/queries/distinct.txt over Go's source tree about a quarter faster
+// (docs/ingest.md); it took about a second on that tree.
+//
+// Optimize runs that merge when enough of the index changed since the last
+// one: each applied revision adds the leaves it wrote and removed to a
+// count kept in meta (fts_churn), and Optimize merges once that count
+// reaches Options.OptimizeMinChurn leaves and a tenth of the index. The merge is
+// one write transaction of its own, after the revision committed: searches
+// see the new revision at once, and only get faster when the merge commits.
+
+// OptimizeMinChurn is the fewest changed leaves that make Optimize merge
+// (Options.OptimizeMinChurn by default).
+const OptimizeMinChurn = 5000
+
+// optimizeShare: Optimize merges once the changed leaves reach
+// 1/optimizeShare of the index.
+const optimizeShare = 10
+
+// sqlAddChurn adds ?1 to the count of leaves changed since the last merge.
+const sqlAddChurn = `INSERT INTO meta(key, value) VALUES('fts_churn', CAST(?1 AS TEXT))
+	ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)`
+
+// addChurn records n changed leaves in tx.
+func addChurn(ctx context.Context, tx *sql.Tx, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, sqlAddChurn, n)
+	return err
+}
+
+// Optimize merges the lexical index into one segment when enough of it
+// changed since the last merge (see above) and reports whether it did.
+// A cancelled ctx rolls the merge back; the index is as it was.
+func (ix *Indexer) Optimize(ctx context.Context) (bool, error) {
+	tx, err := ix.db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("optimize index: %w", err)
+	}
+	defer tx.Rollback()
+	var churnText string
+	switch err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'fts_churn'`).Scan(&churnText); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("optimize index: %w", err)
+	}
+	churn, _ := strconv.ParseInt(churnText, 10, 64)
+	if churn < ix.opts.OptimizeMinChurn {
+		return false, nil
+	}
+	var leaves int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM evidence_fts_docsize`).Scan(&leaves); err != nil {
+		return false, fmt.Errorf("optimize index: %w", err)
+	}
+	if churn*optimizeShare < leaves {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO evidence_fts(evidence_fts) VALUES('optimize')`); err != nil {
+		return false, fmt.Errorf("optimize index: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'fts_churn'`); err != nil {
+		return false, fmt.Errorf("optimize index: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("optimize index: commit: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,93 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestOptimize: the merge runs once enough of the index changed, leaves
+// the index whole (integrity check, same matches), and resets the count.
+func TestOptimize(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.OptimizeMinChurn = 20 })
+	ctx := context.Background()
+	for i := range 30 {
+		e.write(fmt.Sprintf("notes/n%02d.md", i), fmt.Sprintf("# Note %d\n\nThe harbour pilot %d reads the tide table.\n", i, i))
+	}
+	src := e.add(SourceInput{Path: "notes"})
+	e.sync(src.ID)
+	// A second revision in its own segment.
+	e.write("notes/n00.md", "# Note 0\n\nThe harbour pilot reads the moon.\n")
+	e.sync(src.ID)
+
+	churn := func() int {
+		return e.count(`SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fts_churn'), 0)`)
+	}
+	if c := churn(); c < 30 {
+		t.Fatalf("churn %d after 30 new files and one edit, want >= 30", c)
+	}
+	before := map[string]int{}
+	for _, q := range []string{"harbour", "tide", "moon", "pilot AND tide"} {
+		before[q] = e.match(q)
+	}
+	ran, err := e.ix.Optimize(ctx)
+	if err != nil || !ran {
+		t.Fatalf("Optimize = %v, %v; want a merge", ran, err)
+	}
+	e.checkFTS()
+	for q, n := range before {
+		if got := e.match(q); got != n {
+			t.Errorf("%q matches %d after the merge, %d before", q, got, n)
+		}
+	}
+	if c := churn(); c != 0 {
+		t.Errorf("churn %d after the merge", c)
+	}
+	if ran, err := e.ix.Optimize(ctx); err != nil || ran {
+		t.Errorf("second Optimize = %v, %v; want nothing to do", ran, err)
+	}
+
+	// One edited file is a small change: counted, not merged.
+	e.write("notes/n01.md", "# Note 1\n\nThe harbour pilot reads the stars.\n")
+	e.sync(src.ID)
+	if c := churn(); c == 0 || c >= 20 {
+		t.Fatalf("churn %d after one edit", c)
+	}
+	if ran, err := e.ix.Optimize(ctx); err != nil || ran {
+		t.Errorf("Optimize after one edit = %v, %v; want no merge", ran, err)
+	}
+
+	// Removing the source counts its leaves.
+	if err := RemoveSource(ctx, e.db, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c := churn(); c < 30 {
+		t.Errorf("churn %d after removing the source", c)
+	}
+	if ran, err := e.ix.Optimize(ctx); err != nil || !ran {
+		t.Errorf("Optimize after the removal = %v, %v; want a merge", ran, err)
+	}
+	e.checkFTS()
+	if n := e.match("harbour"); n != 0 {
+		t.Errorf("%d matches after the removal", n)
+	}
+}
+
+// TestOptimizeCancelled: a merge cut short leaves the index and the count
+// as they were.
+func TestOptimizeCancelled(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.OptimizeMinChurn = 1 })
+	e.write("a.md", "# A\n\n"+strings.Repeat("word ", 50)+"\n")
+	src := e.add(SourceInput{Path: "a.md"})
+	e.sync(src.ID)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ran, err := e.ix.Optimize(ctx); err == nil || ran {
+		t.Fatalf("Optimize with a cancelled context = %v, %v", ran, err)
+	}
+	e.checkFTS()
+	if n := e.count(`SELECT count(*) FROM meta WHERE key = 'fts_churn'`); n != 1 {
+		t.Errorf("the churn count is gone after a cancelled merge")
+	}
+}
