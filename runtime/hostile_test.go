@@ -304,9 +304,8 @@ func TestHostileRequests(t *testing.T) {
 		{"body over max_request_bytes", post("/v1/search", []byte(`{"request":{"question":"`+strings.Repeat("a", limit)+`"}}`)), want{tooLarge, invalid, 0}},
 		{"mcp body over max_request_bytes", toolCall("search", `{"request":{"question":"`+strings.Repeat("a", limit)+`"}}`), want{tooLarge, invalid, 0}},
 		{"nested JSON 10^5 levels", post("/v1/search", []byte(`{"request":{"question":"x","filters":{"kinds":`+nested(100000)+`}}}`)), want{badReq, invalid, 0}},
-		// What MCP cannot parse as JSON-RPC is HTTP 400 (the spec's answer;
-		// the SDK words its body).
-		{"mcp nested JSON 10^5 levels", toolCall("search", `{"request":{"question":"x","filters":{"kinds":`+nested(100000)+`}}}`), want{badReq, "", 0}},
+		// JSON nested deeper than the decoder goes is a parse error.
+		{"mcp nested JSON 10^5 levels", toolCall("search", `{"request":{"question":"x","filters":{"kinds":`+nested(100000)+`}}}`), want{badReq, "", -32700}},
 		{"wrong type", post("/v1/search", []byte(`{"request":{"question":123}}`)), want{badReq, invalid, 0}},
 		{"wrong type in source", post("/v1/add_sources", []byte(`{"action":"add","source":{"path":["docs"]}}`)), want{badReq, invalid, 0}},
 		{"unknown field", post("/v1/search", []byte(`{"request":{"question":"x"},"sql":"DROP TABLE evidence"}`)), want{badReq, invalid, 0}},
@@ -375,10 +374,16 @@ func TestHostileRequests(t *testing.T) {
 		{"mcp reader adds a source", with(toolCall("add_sources", `{"action":"add","source":{"path":"docs"}}`), func(r *hostileRequest) { r.token = f.reader }), want{http.StatusOK, forbidden, 0}},
 
 		// Malformed JSON-RPC.
-		{"mcp malformed JSON", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`{"jsonrpc":"2.0","id":1,"method":`)}, want{badReq, "", 0}},
+		// What is not JSON is the JSON-RPC parse error, JSON that is no
+		// message the invalid request (both with a null id, HTTP 400).
+		{"mcp malformed JSON", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`{"jsonrpc":"2.0","id":1,"method":`)}, want{badReq, "", -32700}},
+		{"mcp body not JSON", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`initialize please`)}, want{badReq, "", -32700}},
+		{"mcp body a JSON string", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`"tools/list"`)}, want{badReq, "", -32600}},
+		{"mcp object id", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`{"jsonrpc":"2.0","id":{"$gt":""},"method":"tools/list"}`)}, want{badReq, "", -32600}},
+		{"mcp empty batch", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream"}, body: []byte(`[]`)}, want{badReq, "", -32600}},
 		{"mcp wrong jsonrpc version", with(toolCall("discover", `{"request":{"subject":"sources"}}`), func(r *hostileRequest) {
 			r.body = bytes.Replace(r.body, []byte(`"2.0"`), []byte(`"1.0"`), 1)
-		}), want{badReq, "", 0}},
+		}), want{badReq, "", -32600}},
 		{"mcp batch array", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-11-25"},
 			body: []byte(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)}, want{badReq, "", 0}},
 		{"mcp unknown tool", toolCall("rm_rf", `{}`), want{badReq, "", -32602}},

@@ -1,6 +1,7 @@
 package mcpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -95,6 +96,7 @@ func FuzzJSONRPC(f *testing.F) {
 	url := own.URL() + "/mcp/"
 	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	f.Cleanup(hc.CloseIdleConnections)
+	var lastBody []byte // the body of post's last answer (the fuzz function runs serially)
 	post := func(hdr map[string]string, body []byte) (*http.Response, error) {
 		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 		if err != nil {
@@ -110,7 +112,7 @@ func FuzzJSONRPC(f *testing.F) {
 		if err != nil {
 			return nil, err
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		lastBody, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		_ = resp.Body.Close()
 		return resp, nil
 	}
@@ -157,6 +159,20 @@ func FuzzJSONRPC(f *testing.F) {
 		if resp.StatusCode >= 500 {
 			t.Fatalf("status %d for %q (headers %v)", resp.StatusCode, body, hdr)
 		}
+		// What is not JSON is the JSON-RPC parse error (valid UTF-8 only:
+		// other bytes are refused before, with the envelope).
+		if utf8.Valid(body) && !json.Valid(body) && len(body) > 0 {
+			var a struct {
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			var m map[string]json.RawMessage
+			if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(lastBody, &a) != nil || a.Error.Code != -32700 ||
+				json.Unmarshal(lastBody, &m) != nil || string(m["id"]) != "null" {
+				t.Fatalf("%q: status %d, %q; want 400 and the parse error -32700 with id null", body, resp.StatusCode, lastBody)
+			}
+		}
 		if s := resp.Header.Get("Mcp-Session-Id"); s != "" && s != sid {
 			req, _ := http.NewRequest(http.MethodDelete, url, nil)
 			req.Header.Set("Authorization", "Bearer "+own.Token())
@@ -178,4 +194,34 @@ func validHeader(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzStdioFrames feeds arbitrary bytes to ServeStdio as its input (with a
+// small request limit): it never panics, every line it writes is JSON, and
+// it ends cleanly at the end of the input.
+func FuzzStdioFrames(f *testing.F) {
+	for _, s := range rpcSeeds {
+		f.Add([]byte(s + "\n"))
+	}
+	for _, s := range []string{"not json\n", "\n\n", "[]\r\n", "{\"jsonrpc\":\"2.0\"\n", "\xff\xfe\n", strings.Repeat("x", 3000) + "\n{}"} {
+		f.Add([]byte(s))
+	}
+	own := startOwner(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if strings.Contains(string(in), "listen") {
+			t.Skip() // subscriptions/listen holds its stream open
+		}
+		var out bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := mcpapi.ServeStdio(ctx, own.Service(), workspace.Principal{ID: "fuzz", Grant: workspace.GrantRead}, bytes.NewReader(in), &out, mcpapi.Options{MaxRequestBytes: 2048})
+		if err != nil {
+			t.Fatalf("ServeStdio(%q): %v", in, err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+			if len(line) > 0 && !json.Valid(line) {
+				t.Fatalf("ServeStdio(%q) wrote a line that is not JSON: %q", in, line)
+			}
+		}
+	})
 }

@@ -1,9 +1,14 @@
 package mcpapi
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,6 +22,12 @@ import (
 // go to o.Logger. It returns nil at the end of in, ctx.Err() when ctx ends
 // first, and the transport's error otherwise. ServeStdio never closes out;
 // it closes in when in is an io.ReadCloser.
+//
+// A line that is no JSON-RPC message does not end the session: it is
+// answered with the JSON-RPC error a JSON-RPC client expects — -32700 for
+// what is not JSON (or not UTF-8), -32600 for JSON that is no message and
+// for a line over o.MaxRequestBytes — with a null id, and the next line is
+// read (see frameFilter).
 func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace.Principal, in io.Reader, out io.Writer, o Options) error {
 	if !principal.Grant.Valid() {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "stdio principal has no valid grant")
@@ -28,8 +39,15 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	t := &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{out}, MaxLineLength: int(o.MaxRequestBytes)}
+	defer rc.Close()
+	w := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	go frameFilter(rc, pw, w, int(o.MaxRequestBytes))
+	// The SDK sees only lines that passed the filter, each within the
+	// limit; its own line limit stays as a second guard.
+	t := &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{w}, MaxLineLength: int(o.MaxRequestBytes) + 2}
 	err := srv.Run(ctx, t)
+	_ = pr.Close()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -37,6 +55,84 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 		return nil
 	}
 	return err
+}
+
+// frameFilter copies the lines of in to pw (each with its newline) and
+// answers on out, itself, the lines that are no JSON-RPC message (see
+// ServeStdio). Blank lines are skipped. It closes pw when in ends, or
+// stops when pw is closed (the session ended).
+func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	for {
+		line = line[:0]
+		over := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !over {
+				if len(line)+len(chunk) > limit+2 { // the line, perhaps "\r\n"
+					over, line = true, line[:0]
+				} else {
+					line = append(line, chunk...)
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		trimmed := bytes.TrimSpace(line)
+		switch {
+		case over:
+			if !writeFrameError(out, rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message is over max_request_bytes (%d bytes)", limit)) {
+				return
+			}
+		case len(trimmed) == 0:
+		case !utf8.Valid(trimmed):
+			if !writeFrameError(out, rpcParseError, "Parse error: the message is not valid UTF-8") {
+				return
+			}
+		default:
+			if code, msg := checkJSONRPC(trimmed); code != 0 {
+				if !writeFrameError(out, code, msg) {
+					return
+				}
+				break
+			}
+			if _, werr := pw.Write(append(trimmed, '\n')); werr != nil {
+				return // the session ended
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				_ = pw.Close()
+			} else {
+				_ = pw.CloseWithError(err)
+			}
+			return
+		}
+	}
+}
+
+// writeFrameError writes one JSON-RPC error response (id null) as a line;
+// false when out is gone.
+func writeFrameError(out io.Writer, code int, msg string) bool {
+	_, err := out.Write(rpcErrorLine(code, msg))
+	return err == nil
+}
+
+// lockedWriter serializes whole writes: the SDK writes each frame with
+// one Write, and so does frameFilter, so frames never interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // nopWriteCloser keeps the transport from closing the caller's writer.

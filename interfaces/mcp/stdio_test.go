@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,69 @@ func TestStdioRefusesNoGrant(t *testing.T) {
 	err := mcpapi.ServeStdio(testCtx(t), own.Service(), workspace.Principal{ID: "stdio"}, bytes.NewReader(nil), io.Discard, mcpapi.Options{})
 	if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
 		t.Fatalf("ServeStdio without a grant: %v", err)
+	}
+}
+
+// TestStdioBadFrames: a line that is no JSON-RPC message is answered with
+// the JSON-RPC error a client expects (id null) and the session goes on;
+// so does a line over the request limit.
+func TestStdioBadFrames(t *testing.T) {
+	own := startOwner(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := mcpapi.ServeStdio(testCtx(t), own.Service(), ownerP, inR, outW, mcpapi.Options{MaxRequestBytes: 4096})
+		_ = outW.Close()
+		done <- err
+	}()
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	f := frames{t, sc}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr := func(what string, code int) {
+		t.Helper()
+		msg := f.next()
+		var m map[string]json.RawMessage
+		var e struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(msg, &m) != nil || string(m["id"]) != "null" || json.Unmarshal(m["error"], &e) != nil || e.Code != code || e.Message == "" {
+			t.Fatalf("%s: %s, want the JSON-RPC error %d with id null", what, msg, code)
+		}
+	}
+	send("not json\n")
+	wantErr("not JSON", -32700)
+	send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"caf\xe9\"}\n")
+	wantErr("not UTF-8", -32700)
+	send(`{"jsonrpc":"1.0","id":1,"method":"tools/list"}` + "\n")
+	wantErr("wrong version", -32600)
+	send("[]\r\n")
+	wantErr("empty batch", -32600)
+	send(`{"jsonrpc":"2.0","id":{},"method":"tools/list"}` + "\n")
+	wantErr("an object id", -32600)
+	send(`{"jsonrpc":"2.0","result":{}}` + "\n")
+	wantErr("a response without an id", -32600)
+	send("\n  \n" + `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"q":"` + strings.Repeat("x", 10000) + `"}}` + "\n")
+	wantErr("over the limit", -32600)
+	// The session is alive: a handshake and a call are answered.
+	send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}` + "\n")
+	if msg := f.next(); !bytes.Contains(msg, []byte(`"id":7`)) || !bytes.Contains(msg, []byte(`"2025-11-25"`)) {
+		t.Fatalf("initialize after bad frames: %s", msg)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	send(`{"jsonrpc":"2.0","id":8,"method":"tools/list"}` + "\r\n")
+	if msg := f.next(); !bytes.Contains(msg, []byte(`"id":8`)) || !bytes.Contains(msg, []byte(`"search"`)) {
+		t.Fatalf("tools/list after bad frames: %s", msg)
+	}
+	_ = inW.Close()
+	if err := waitServe(t, done); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
 	}
 }
