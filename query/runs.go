@@ -63,7 +63,22 @@ type Recorder struct {
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+
+	// keep is how many runs the table holds at most (KeepRuns); sinceTrim
+	// counts the runs written since the last trim.
+	keep      int
+	sinceTrim int
 }
+
+// KeepRuns is how many runs the index keeps: older ones are deleted, a
+// few at a time, as new ones are written. A run takes about half a
+// kilobyte (more with query_history "full"), so the table stays near
+// 50 MB however long a workspace serves; replay and `runs diff` reach the
+// last KeepRuns searches.
+const KeepRuns = 100_000
+
+// trimEvery is how many runs are written between two trims.
+const trimEvery = 1000
 
 // NewRecorder starts a recorder; full keeps request bodies
 // (query_history "full"). Close flushes and stops it.
@@ -71,7 +86,8 @@ func NewRecorder(db *workspace.DB, full bool, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Recorder{db: db, full: full, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Recorder{db: db, full: full, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		keep: KeepRuns, sinceTrim: trimEvery}
 	go r.loop()
 	return r
 }
@@ -158,7 +174,22 @@ func (r *Recorder) Flush(ctx context.Context) error {
 			return fmt.Errorf("record runs: %w", err)
 		}
 	}
-	return tx.Commit()
+	// The first flush, and every trimEvery runs, cut the table back to
+	// the newest keep runs.
+	trim := r.sinceTrim >= trimEvery
+	if trim {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.keep); err != nil {
+			return fmt.Errorf("record runs: trim: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if trim {
+		r.sinceTrim = 0
+	}
+	r.sinceTrim += len(batch)
+	return nil
 }
 
 // Close flushes and stops the recorder.

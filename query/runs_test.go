@@ -70,3 +70,45 @@ func TestRecorder(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestRecorderKeepsTheNewest: the table is cut back to the newest keep
+// runs every trimEvery runs, and the newest stay readable.
+func TestRecorderKeepsTheNewest(t *testing.T) {
+	ctx := context.Background()
+	db, err := workspace.OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := NewRecorder(db, false, nil)
+	defer r.Close()
+	r.flushMu.Lock()
+	r.keep = 50
+	r.flushMu.Unlock()
+	alice := workspace.Principal{ID: "alice", Grant: workspace.GrantRead}
+	var ids []string
+	for i := range 2500 {
+		id := NewRunID()
+		ids = append(ids, id)
+		r.Record(Run{ID: id, CreatedAt: time.Now(), Principal: "alice", RequestHash: "h"})
+		if i%100 == 99 {
+			if err := r.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var n int
+	if err := db.R.QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	// Trimmed at 2,000 runs written to 50, then 500 more written.
+	if n < 50 || n > 50+trimEvery {
+		t.Fatalf("%d runs kept, want between 50 and %d", n, 50+trimEvery)
+	}
+	if _, err := r.GetRun(ctx, alice, ids[len(ids)-1]); err != nil {
+		t.Fatalf("the newest run: %v", err)
+	}
+	if _, err := r.GetRun(ctx, alice, ids[0]); workspace.ErrorCode(err) != workspace.CodeNotFound {
+		t.Fatalf("the oldest run: %v, want NOT_FOUND", err)
+	}
+}
