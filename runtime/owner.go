@@ -212,6 +212,13 @@ func (own *Owner) open(ctx context.Context) error {
 		return err
 	}
 	own.assets = sources.NewAssets(own.layout.Assets)
+	// What a sync that never committed left among the assets goes now,
+	// before any job runs.
+	if n, err := sources.SweepAssets(ctx, own.db, own.assets); err != nil {
+		own.log.Warn("assets not swept", "err", err)
+	} else if n > 0 {
+		own.log.Info("removed assets no revision recorded", "files", n)
+	}
 	own.indexer = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
 		MaxFileBytes: s.MaxFileBytes,
 		Logger:       own.log,

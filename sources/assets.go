@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // MaxAssetBytes is the largest payload stored as an asset (DESIGN §2).
@@ -160,4 +163,57 @@ func (a *Assets) Get(id string) ([]byte, error) {
 func mustHex(s string) []byte {
 	b, _ := hex.DecodeString(s)
 	return b
+}
+
+// SweepAssets removes what a sync that never committed left in the store:
+// temporary files of writes cut short (".tmp-*"), and payloads no
+// revision recorded (an assets row), written by a sync that was cancelled,
+// failed or killed before its apply committed. It must run while no sync
+// does (the owner runs it as it opens, before its job queue starts). It
+// returns how many files it removed; a file it cannot remove is skipped.
+func SweepAssets(ctx context.Context, db *workspace.DB, a *Assets) (int, error) {
+	known := map[string]bool{}
+	rows, err := db.W.QueryContext(ctx, `SELECT id FROM assets`)
+	if err != nil {
+		return 0, fmt.Errorf("sweep assets: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("sweep assets: %w", err)
+		}
+		known[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("sweep assets: %w", err)
+	}
+	shards, err := os.ReadDir(a.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sweep assets: %w", err)
+	}
+	removed := 0
+	for _, sh := range shards {
+		if !sh.IsDir() || len(sh.Name()) != 2 {
+			continue
+		}
+		dir := filepath.Join(a.Dir, sh.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			name := f.Name()
+			orphan := strings.HasPrefix(name, ".tmp-") ||
+				(ValidAssetID(name) && strings.HasPrefix(name, sh.Name()) && !known[name])
+			if orphan && f.Type().IsRegular() && os.Remove(filepath.Join(dir, name)) == nil {
+				removed++
+			}
+		}
+	}
+	return removed, nil
 }

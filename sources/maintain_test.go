@@ -2,7 +2,11 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -89,5 +93,52 @@ func TestOptimizeCancelled(t *testing.T) {
 	e.checkFTS()
 	if n := e.count(`SELECT count(*) FROM meta WHERE key = 'fts_churn'`); n != 1 {
 		t.Errorf("the churn count is gone after a cancelled merge")
+	}
+}
+
+// TestSweepAssets: temporary files and payloads no revision recorded go;
+// recorded payloads stay readable.
+func TestSweepAssets(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("img/pixel.png", string(tinyPNG))
+	src := e.add(SourceInput{Path: "img"})
+	e.sync(src.ID)
+	var kept string
+	if err := e.db.R.QueryRow(`SELECT id FROM assets`).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	// What a killed sync leaves: a payload stored before its apply, and a
+	// temporary file of a write cut short.
+	orphan, err := e.assets.Put([]byte("payload of a sync that never committed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(e.assets.Dir, orphan[:2], ".tmp-123456")
+	if err := os.WriteFile(tmp, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(e.assets.Dir, orphan[:2], "notes.txt") // not ours: left alone
+	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := SweepAssets(ctx, e.db, e.assets)
+	if err != nil || n != 2 {
+		t.Fatalf("SweepAssets = %d, %v; want 2 files removed", n, err)
+	}
+	for _, p := range []string{tmp, e.assets.Path(orphan)} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(stray); err != nil {
+		t.Errorf("a file that is no asset was removed: %v", err)
+	}
+	if b, err := e.assets.Get(kept); err != nil || len(b) != len(tinyPNG) {
+		t.Errorf("the recorded asset: %d bytes, %v", len(b), err)
+	}
+	// An empty or missing store is fine.
+	if n, err := SweepAssets(ctx, e.db, NewAssets(filepath.Join(t.TempDir(), "none"))); err != nil || n != 0 {
+		t.Errorf("missing store: %d, %v", n, err)
 	}
 }
