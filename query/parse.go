@@ -3,8 +3,6 @@ package query
 import (
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -141,7 +139,7 @@ func parseQuestion(q string) parsedQuery {
 			}
 			continue
 		}
-		for _, comp := range compounds(seg.text) {
+		for _, comp := range sources.Compounds(seg.text) {
 			var whole []string
 			buf = forEachToken(comp, buf, func(tok []byte, _, _ int) bool {
 				whole = append(whole, string(tok))
@@ -230,50 +228,6 @@ func parseQuestion(q string) parsedQuery {
 		}
 	}
 	return pq
-}
-
-// compounds cuts free text into compounds as SplitIdentifier sees them:
-// runs of word characters (letters, digits, '_', marks) joined by single
-// '.', '-' or "::" between word characters. Everything else separates.
-func compounds(s string) []string {
-	var out []string
-	i := 0
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isWordChar(r) {
-			i += size
-			continue
-		}
-		start := i
-		for i < len(s) {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if isWordChar(r) {
-				i += size
-				continue
-			}
-			next := i + size
-			if r == ':' && next < len(s) && s[next] == ':' {
-				next++
-			} else if r != '.' && r != '-' {
-				break
-			}
-			if next >= len(s) {
-				break
-			}
-			if r2, _ := utf8.DecodeRuneInString(s[next:]); !isWordChar(r2) {
-				break
-			}
-			i = next
-		}
-		out = append(out, s[start:i])
-	}
-	return out
-}
-
-// isWordChar is a character of an identifier: a letter, digit, '_' or
-// combining mark.
-func isWordChar(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc)
 }
 
 // segment is a run of the question inside or outside double quotes.

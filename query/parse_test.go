@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/tychora/tychora/sources"
 )
 
 func TestParseQuestion(t *testing.T) {
@@ -72,7 +74,7 @@ func TestParseQuestion(t *testing.T) {
 }
 
 func TestCompounds(t *testing.T) {
-	got := compounds("call os.ReadFile(path), std::vector x86_64 - a-b. end.")
+	got := sources.Compounds("call os.ReadFile(path), std::vector x86_64 - a-b. end.")
 	want := []string{"call", "os.ReadFile", "path", "std::vector", "x86_64", "a-b", "end"}
 	if !slices.Equal(got, want) {
 		t.Errorf("compounds %q, want %q", got, want)

@@ -224,6 +224,22 @@ func appendLower(dst []byte, s string) []byte {
 	return dst
 }
 
+// Compounds cuts text into its compounds (see above) in order: the
+// identifiers and words a question or a text holds, before any split.
+// "call os.ReadFile(path)" gives ["call", "os.ReadFile", "path"].
+func Compounds(text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		a, b := nextCompound(text, i)
+		if a >= len(text) {
+			break
+		}
+		out = append(out, text[a:b])
+		i = b
+	}
+	return out
+}
+
 // SplitIdentifier returns the lower-cased parts of every identifier in s,
 // in order, as CodeTerms splits them: "parseHTTPRequest" gives
 // ["parse", "http", "request"], "os.ReadFile" gives ["os", "read", "file"],
