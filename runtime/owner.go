@@ -301,6 +301,9 @@ func (own *Owner) abort() {
 	if own.runs != nil {
 		own.runs.Close()
 	}
+	if own.engine != nil {
+		_ = own.engine.Close()
+	}
 	if own.db != nil {
 		_ = own.db.Close()
 	}
@@ -393,6 +396,7 @@ func (own *Owner) close(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	own.runs.Close()
+	_ = own.engine.Close() // its prepared statements, before their pool
 	if err := own.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close index: %w", err))
 	}
