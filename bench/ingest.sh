@@ -88,3 +88,5 @@ printf 'resync    %7s files (unchanged) in %s s, %s MB RSS\n' "$(field "$work/re
 	"$(awk "BEGIN{printf \"%.3f\", $(field "$work/resync.json" seconds)}")" "$(( $(rss_kb resync) / 1024 ))"
 echo "pipeline / raw FTS5 throughput: $(awk "BEGIN{printf \"%.0f%%\", 100*$pipe_mbs/$fts_mbs}") (target >= 60%)"
 grep -h "sync applied" "$work/pipeline.time" | sed 's/.*\(walk_ms=\)/phases: \1/' || true
+echo "then the index merge a sync job runs after it (searchable before): $(field "$work/pipeline.json" optimize_seconds) s"
+
