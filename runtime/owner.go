@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/jobs"
@@ -96,8 +98,10 @@ type Owner struct {
 	rankGate   chan struct{} // FIFO admission of rankings (see rank)
 	runs       *query.Recorder
 	cache      *searchCache
-	memo       *render.Memo // token counts shared by the fits of cached rankings
-	generation atomic.Int64 // moves when a job may have changed the index
+	flight     singleflight.Group // rankings in progress, by cache key
+	rankings   atomic.Int64       // rankings run (engine searches)
+	memo       *render.Memo       // token counts shared by the fits of cached rankings
+	generation atomic.Int64       // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
 

@@ -12,6 +12,14 @@ import (
 	"github.com/tychora/tychora/workspace"
 )
 
+// flightResult is what a shared ranking gives each of its callers: the
+// cache entry, and whether this ranking put it there (its stale flags are
+// then as fresh as the ranking).
+type flightResult struct {
+	entry    *cacheEntry
+	inserted bool
+}
+
 // Search ranks, fits the answer to its token budget on the exact bytes a
 // client receives, records the run, and returns what to send.
 func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
@@ -73,11 +81,28 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	entry := own.cache.get(key)
 	fresh := false
 	if entry == nil {
-		ranked, err := own.rank(ctx, p, norm)
-		if err != nil {
-			return interfaces.SearchOutput{}, err
+		// Identical questions asked at once (an agent's parallel calls,
+		// clients of one team) are ranked once: the others wait for that
+		// ranking. It runs detached from the first caller's context, so
+		// that a caller who gives up does not fail the others.
+		ch := own.flight.DoChan(key, func() (any, error) {
+			ranked, err := own.rank(context.WithoutCancel(ctx), p, norm)
+			if err != nil {
+				return nil, err
+			}
+			e, inserted := own.cache.put(key, ranked)
+			return flightResult{e, inserted}, nil
+		})
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				return interfaces.SearchOutput{}, r.Err
+			}
+			fr := r.Val.(flightResult)
+			entry, fresh = fr.entry, fr.inserted
+		case <-ctx.Done():
+			return interfaces.SearchOutput{}, ctx.Err()
 		}
-		entry, fresh = own.cache.put(key, ranked)
 	}
 	r := entry.ranked
 	hits := slices.Clone(r.Hits)
@@ -142,6 +167,7 @@ func (own *Owner) rank(ctx context.Context, p workspace.Principal, req query.Que
 		return query.Ranked{}, ctx.Err()
 	}
 	defer func() { <-own.rankGate }()
+	own.rankings.Add(1)
 	return own.engine.Search(ctx, p, req)
 }
 
