@@ -41,8 +41,14 @@ func (p *progressLine) update(j jobs.Job) {
 		n = min(n, width)
 		bar = "[" + strings.Repeat("█", n) + strings.Repeat("░", width-n) + "] "
 	}
+	state := string(j.State)
+	if j.State == jobs.StateRunning && pr.FilesSeen > 0 && done >= pr.FilesSeen {
+		// Every file is read: the revision is being written (one
+		// transaction; the counts do not move until it commits).
+		state = "writing the index"
+	}
 	line := fmt.Sprintf("\r%s %s %s%d/%d files · %d indexed · %d unchanged · %d skipped · %s · %s",
-		spinner[p.frame%len(spinner)], j.State, bar, done, pr.FilesSeen, pr.Indexed, pr.Unchanged, pr.Skipped,
+		spinner[p.frame%len(spinner)], state, bar, done, pr.FilesSeen, pr.Indexed, pr.Unchanged, pr.Skipped,
 		humanBytes(pr.Bytes), time.Since(p.started).Round(100*time.Millisecond))
 	fmt.Fprint(p.w, line+"\x1b[K")
 	p.drawn = true
