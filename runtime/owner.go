@@ -361,7 +361,10 @@ func (own *Owner) Close(ctx context.Context) error {
 func (own *Owner) close(ctx context.Context) error {
 	var errs []error
 	if err := own.publish(StateStopping); err != nil {
-		errs = append(errs, err)
+		// The announcement only tells waiting siblings to keep waiting
+		// (a full disk can refuse it); the stop goes on, and removing
+		// endpoint.json below is what matters.
+		own.log.Warn("endpoint.json not marked stopping", "err", err)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), own.opts.ShutdownWait)
 	defer cancel()
