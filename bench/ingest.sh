@@ -68,6 +68,7 @@ cpu_s() { # cpu_s NAME: user + system seconds, when /usr/bin/time ran
 run fts -mode fts -dir "$work/corpus" -db "$work/fts.db"
 run pipeline -mode pipeline -dir "$work/corpus" -workspace "$work/ws"
 run resync -mode resync -dir "$work/corpus" -workspace "$work/ws"
+run rewrite -mode rewrite -dir "$work/corpus" -workspace "$work/ws" # changes every file of the copy
 
 fts_mbs=$(field "$work/fts.json" mb_per_s)
 pipe_mbs=$(field "$work/pipeline.json" mb_per_s)
@@ -86,6 +87,8 @@ printf '%-9s %7s files %8s MB %8s s %9s files/s %7s MB/s %6s s cpu %7s MB RSS\n'
 	"$(awk "BEGIN{printf \"%.2f\", $pipe_mbs}")" "$(cpu_s pipeline)" "$(( $(rss_kb pipeline) / 1024 ))"
 printf 'resync    %7s files (unchanged) in %s s, %s MB RSS\n' "$(field "$work/resync.json" files)" \
 	"$(awk "BEGIN{printf \"%.3f\", $(field "$work/resync.json" seconds)}")" "$(( $(rss_kb resync) / 1024 ))"
+printf 'rewrite   %7s files (every one changed) in %s s, %s s cpu, %s MB RSS\n' "$(field "$work/rewrite.json" files)" \
+	"$(awk "BEGIN{printf \"%.2f\", $(field "$work/rewrite.json" seconds)}")" "$(cpu_s rewrite)" "$(( $(rss_kb rewrite) / 1024 ))"
 echo "pipeline / raw FTS5 throughput: $(awk "BEGIN{printf \"%.0f%%\", 100*$pipe_mbs/$fts_mbs}") (target >= 60%)"
 grep -h "sync applied" "$work/pipeline.time" | sed 's/.*\(walk_ms=\)/phases: \1/' || true
 echo "then the index merge a sync job runs after it (searchable before): $(field "$work/pipeline.json" optimize_seconds) s"

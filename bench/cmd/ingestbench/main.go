@@ -50,7 +50,7 @@ type result struct {
 }
 
 func main() {
-	mode := flag.String("mode", "pipeline", "pipeline, resync or fts")
+	mode := flag.String("mode", "pipeline", "pipeline, resync, rewrite or fts")
 	dir := flag.String("dir", "", "the corpus directory")
 	ws := flag.String("workspace", "", "workspace directory (pipeline, resync)")
 	dbPath := flag.String("db", "", "database file (fts)")
@@ -78,7 +78,7 @@ func main() {
 	ctx := context.Background()
 	var r result
 	switch *mode {
-	case "pipeline", "resync":
+	case "pipeline", "resync", "rewrite":
 		r, err = pipeline(ctx, *mode, corpus, *ws, *maxFile, *workers)
 	case "fts":
 		r, err = rawFTS(ctx, corpus, *dbPath, *maxFile)
@@ -131,6 +131,25 @@ func pipeline(ctx context.Context, mode, corpus, ws string, maxFile int64, worke
 	if err != nil {
 		return result{}, err
 	}
+	if mode == "rewrite" {
+		// Every file of the indexed corpus changes (a newline appended),
+		// then the sync is timed: each old entry leaves the index and a new
+		// one enters.
+		err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString("\n")
+			return errors.Join(err, f.Close())
+		})
+		if err != nil {
+			return result{}, err
+		}
+	}
 	start := time.Now()
 	st, err := ix.Sync(ctx, src.ID, sources.SyncOptions{})
 	if err != nil {
@@ -139,6 +158,9 @@ func pipeline(ctx context.Context, mode, corpus, ws string, maxFile int64, worke
 	secs := time.Since(start).Seconds()
 	if mode == "resync" {
 		return result{Mode: mode, Files: st.FilesSeen, Bytes: st.Bytes, Seconds: secs}, nil
+	}
+	if mode == "rewrite" {
+		return result{Mode: mode, Files: st.Indexed, Bytes: st.Bytes, Units: st.Units, Seconds: secs}, nil
 	}
 	t0 := time.Now()
 	if _, err := ix.Optimize(ctx); err != nil {
