@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // TestOptimize: the merge runs once enough of the index changed, leaves
@@ -140,5 +142,67 @@ func TestSweepAssets(t *testing.T) {
 	// An empty or missing store is fine.
 	if n, err := SweepAssets(ctx, e.db, NewAssets(filepath.Join(t.TempDir(), "none"))); err != nil || n != 0 {
 		t.Errorf("missing store: %d, %v", n, err)
+	}
+}
+
+// TestContentlessMigration: a workspace indexed under the external-content
+// index of migrations 0002–0005 opens with its index rebuilt, contentless,
+// finding what it found before, and deletes keep it exact.
+func TestContentlessMigration(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for i := range 12 {
+		e.write(fmt.Sprintf("notes/n%02d.md", i), fmt.Sprintf("# Note %d\n\nThe lighthouse keeper %d trims the wick.\n", i, i))
+	}
+	src := e.add(SourceInput{Path: "notes"})
+	e.sync(src.ID)
+	// Put the index back as 0002 and 0004 made it, and forget 0006.
+	for _, q := range []string{
+		`DROP TRIGGER evidence_fts_delete`, `DROP TRIGGER evidence_fts_update`,
+		`DROP TABLE evidence_vocab`, `DROP TABLE evidence_fts`,
+		`CREATE VIRTUAL TABLE evidence_fts USING fts5(title, heading_path, path, text, code_terms,
+			content = 'evidence_leaves', content_rowid = 'seq', tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'")`,
+		`INSERT INTO evidence_fts(evidence_fts) VALUES ('rebuild')`,
+		`CREATE VIRTUAL TABLE evidence_vocab USING fts5vocab(evidence_fts, row)`,
+		`CREATE TRIGGER evidence_fts_delete AFTER DELETE ON evidence WHEN old.leaf = 1 BEGIN
+			INSERT INTO evidence_fts(evidence_fts, rowid, title, heading_path, path, text, code_terms)
+			VALUES ('delete', old.seq, old.title, old.heading_path, old.path, old.text, old.code_terms); END`,
+		`CREATE TRIGGER evidence_fts_update AFTER UPDATE OF title ON evidence BEGIN SELECT 1; END`,
+		`DELETE FROM schema_migrations WHERE version >= 6`,
+	} {
+		if _, err := e.db.W.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if n := e.match("lighthouse"); n != 12 {
+		t.Fatalf("old index: %d matches", n)
+	}
+	path := filepath.Join(e.ws, "index.db")
+	if err := e.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := workspace.OpenDB(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db = db
+	t.Cleanup(func() { db.Close() })
+	var opts string
+	if err := db.R.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'evidence_fts'`).Scan(&opts); err != nil || !strings.Contains(opts, "contentless_delete") {
+		t.Fatalf("evidence_fts after the upgrade: %q, %v", opts, err)
+	}
+	e.ix = NewIndexer(db, e.policy, e.assets, Options{Workers: 2, TempDir: t.TempDir()})
+	if n := e.match("lighthouse"); n != 12 {
+		t.Fatalf("upgraded index: %d matches, want 12", n)
+	}
+	e.checkFTS()
+	// A deleted and an edited file leave the index exactly.
+	if err := os.Remove(filepath.Join(e.root, "notes", "n00.md")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("notes/n01.md", "# Note 1\n\nThe ferryman waits.\n")
+	e.sync(src.ID)
+	if n, f := e.match("lighthouse"), e.match("ferryman"); n != 10 || f != 1 {
+		t.Fatalf("after a delete and an edit: %d lighthouse, %d ferryman; want 10 and 1", n, f)
 	}
 }

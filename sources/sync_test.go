@@ -35,12 +35,24 @@ func (e *env) sync(id string) Stats {
 	return st
 }
 
-// checkFTS runs the FTS5 integrity check, which compares the index with
-// the evidence table it was built from.
+// checkFTS runs the FTS5 integrity check (the index is consistent in
+// itself) and checks that it holds exactly the leaves of evidence: one
+// row of column sizes per leaf, none for anything else, and every leaf
+// found by its own path.
 func (e *env) checkFTS() {
 	e.t.Helper()
 	if _, err := e.db.W.Exec(`INSERT INTO evidence_fts(evidence_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		e.t.Fatalf("FTS integrity check: %v", err)
+	}
+	leaves := e.count(`SELECT count(*) FROM evidence WHERE leaf = 1`)
+	if n := e.count(`SELECT count(*) FROM evidence_fts_docsize`); n != leaves {
+		e.t.Fatalf("the index holds %d rows, evidence %d leaves", n, leaves)
+	}
+	if n := e.count(`SELECT count(*) FROM evidence_fts_docsize d LEFT JOIN evidence e ON e.seq = d.id AND e.leaf = 1 WHERE e.seq IS NULL`); n != 0 {
+		e.t.Fatalf("the index holds %d rows that are no leaf", n)
+	}
+	if n := e.count(`SELECT count(*) FROM evidence WHERE leaf = 1 AND seq NOT IN (SELECT rowid FROM evidence_fts WHERE evidence_fts MATCH '{path} : ' || '"' || replace(evidence.path, '"', '""') || '"')`); n != 0 {
+		e.t.Fatalf("%d leaves are not found by their path", n)
 	}
 }
 
