@@ -28,6 +28,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	benchcorpus "github.com/tychora/tychora/bench/internal/corpus"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 
@@ -135,18 +136,7 @@ func pipeline(ctx context.Context, mode, corpus, ws string, maxFile int64, worke
 		// Every file of the indexed corpus changes (a newline appended),
 		// then the sync is timed: each old entry leaves the index and a new
 		// one enters.
-		err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				return err
-			}
-			_, err = f.WriteString("\n")
-			return errors.Join(err, f.Close())
-		})
-		if err != nil {
+		if _, err := benchcorpus.Rewrite(corpus); err != nil {
 			return result{}, err
 		}
 	}

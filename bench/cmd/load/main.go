@@ -18,7 +18,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -30,6 +29,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	benchcorpus "github.com/tychora/tychora/bench/internal/corpus"
 )
 
 func main() {
@@ -444,22 +445,7 @@ func selfCPU() time.Duration {
 // so every file's content changes and is extracted again), then asks the
 // owner for a sync of the source over MCP and follows the job.
 func (l *load) resync(ctx context.Context, corpus string) (func() bool, func() (string, error), error) {
-	files := 0
-	err := filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return err
-		}
-		_, err = f.WriteString("\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		files++
-		return err
-	})
+	files, err := benchcorpus.Rewrite(corpus)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rewrite the corpus: %w", err)
 	}
