@@ -366,9 +366,7 @@ func structSegs(head string, cores []string, tail string) []string {
 
 // headSegs cuts the answer's head after the run id, which is new in every
 // answer, when the cut splits: the rest of the head (the request echo, the
-// same in every answer to a request) is then found in a shared Memo. The
-// run id itself is cut wherever it splits (before each '-', between a
-// digit and a letter), into short pieces that a Memo soon holds too.
+// same in every answer to a request) is then found in a shared Memo.
 func headSegs(head string) []string {
 	const key = `"run_id":"`
 	i := strings.Index(head, key)
@@ -383,20 +381,7 @@ func headSegs(head string) []string {
 	if !splits(head[:at], head[at:]) {
 		return []string{head}
 	}
-	return append(cutAtSplits(head[:at]), head[at:])
-}
-
-// cutAtSplits cuts s at every position that splits (segments.go).
-func cutAtSplits(s string) []string {
-	var out []string
-	start := 0
-	for i := 1; i < len(s); i++ {
-		if splits(s[start:i], s[i:]) {
-			out = append(out, s[start:i])
-			start = i
-		}
-	}
-	return append(out, s[start:])
+	return []string{head[:at], head[at:]}
 }
 
 // startEstimates sets tailEst — the tokens of `}` + tail with every number
