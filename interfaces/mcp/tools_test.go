@@ -89,12 +89,28 @@ func checkOutcome(t testing.TB, tool string, res *mcp.CallToolResult) (ok bool, 
 	if res.IsError {
 		return false, envelope(t, res)
 	}
-	if len(res.Content) != 0 {
-		t.Errorf("%s: success has %d content blocks, want none: %s", tool, len(res.Content), dump(res))
-	}
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil || len(b) == 0 || b[0] != '{' {
 		t.Fatalf("%s: structuredContent is not an object: %s", tool, b)
+	}
+	// A success carries no duplicate text block; a rendered search carries
+	// its rendered text as the one block (DESIGN §6).
+	var rendered struct {
+		Budget struct {
+			RenderTarget *string `json:"render_target"`
+		} `json:"budget"`
+	}
+	want := 0
+	if tool == "search" && json.Unmarshal(b, &rendered) == nil && rendered.Budget.RenderTarget != nil {
+		want = 1
+		if len(res.Content) == 1 {
+			if _, ok := res.Content[0].(*mcp.TextContent); !ok {
+				t.Errorf("search: the rendered block is not text: %s", dump(res))
+			}
+		}
+	}
+	if len(res.Content) != want {
+		t.Errorf("%s: success has %d content blocks, want %d: %s", tool, len(res.Content), want, dump(res))
 	}
 	validateJSON(t, tool, b)
 	return true, ""
