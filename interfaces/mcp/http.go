@@ -169,9 +169,20 @@ func checkJSONRPC(body []byte) (code int, msg string) {
 	default:
 		return rpcInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
 	}
+	ids := map[string]bool{}
 	for _, m := range batch {
-		if why := badMessage(m); why != "" {
+		why, id := badMessage(m)
+		if why != "" {
 			return rpcInvalidRequest, "Invalid Request: " + why
+		}
+		// The SDK tells the messages of a batch apart by id, notifications
+		// (no id) included: two with the same id, or two without, end its
+		// session.
+		if len(batch) > 1 {
+			if ids[id] {
+				return rpcInvalidRequest, "Invalid Request: a batch holds two messages with the same id, or two notifications"
+			}
+			ids[id] = true
 		}
 	}
 	return 0, ""
@@ -180,17 +191,18 @@ func checkJSONRPC(body []byte) (code int, msg string) {
 // maxRPCDepth is the deepest nesting the SDK decodes.
 const maxRPCDepth = 1000
 
-// badMessage says what makes m no JSON-RPC message, "" when nothing does.
+// badMessage says what makes m no JSON-RPC message, "" when nothing does,
+// and gives its id as the SDK tells ids apart ("" for none or null).
 // Member names match exactly, as the SDK's decoder matches them.
-func badMessage(m json.RawMessage) string {
+func badMessage(m json.RawMessage) (why, id string) {
 	var f map[string]json.RawMessage
 	if json.Unmarshal(m, &f) != nil || f == nil {
-		return "a JSON-RPC message is a JSON object"
+		return "a JSON-RPC message is a JSON object", ""
 	}
 	if v, ok := f["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
 		var tag string
 		if !ok || json.Unmarshal(v, &tag) != nil || tag != "2.0" {
-			return `a JSON-RPC message has "jsonrpc": "2.0"`
+			return `a JSON-RPC message has "jsonrpc": "2.0"`, ""
 		}
 	}
 	hasID := false
@@ -198,38 +210,43 @@ func badMessage(m json.RawMessage) string {
 		switch kind(v) {
 		case 'n':
 		case '"':
-			hasID = true
-		case '0':
-			if _, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64); err != nil {
-				return "the id is out of range"
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return "the id is a string, a number or null", ""
 			}
-			hasID = true
+			hasID, id = true, "s:"+s
+		case '0':
+			n, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+			if err != nil {
+				return "the id is out of range", ""
+			}
+			hasID, id = true, "n:"+strconv.FormatInt(int64(n), 10)
 		default:
-			return "the id is a string, a number or null"
+			return "the id is a string, a number or null", ""
 		}
 	}
 	method, hasMethod := f["method"]
 	if hasMethod && kind(method) != '"' && kind(method) != 'n' {
-		return "the method is a string"
+		return "the method is a string", ""
 	}
 	if !hasMethod && !hasID {
-		return "a message without a method is a response, which has an id"
+		return "a message without a method is a response, which has an id", ""
 	}
 	if v, ok := f["error"]; ok && kind(v) != 'n' {
 		var e map[string]json.RawMessage
 		if kind(v) != '{' || json.Unmarshal(v, &e) != nil {
-			return "the error member is an object"
+			return "the error member is an object", ""
 		}
 		if c, ok := e["code"]; ok && kind(c) != 'n' {
 			if _, err := strconv.ParseInt(string(bytes.TrimSpace(c)), 10, 64); err != nil {
-				return "the error code is an integer"
+				return "the error code is an integer", ""
 			}
 		}
 		if msg, ok := e["message"]; ok && kind(msg) != '"' && kind(msg) != 'n' {
-			return "the error message is a string"
+			return "the error message is a string", ""
 		}
 	}
-	return ""
+	return "", id
 }
 
 // kind classifies a JSON value by its first byte: '"' string, '0' number,

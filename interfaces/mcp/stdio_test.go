@@ -215,6 +215,10 @@ func TestStdioBadFrames(t *testing.T) {
 	wantErr("an object id", -32600)
 	send(`{"jsonrpc":"2.0","result":{}}` + "\n")
 	wantErr("a response without an id", -32600)
+	send(`[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n")
+	wantErr("a batch of two notifications", -32600)
+	send(`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3.0,"method":"ping"}]` + "\n")
+	wantErr("a batch with one id twice", -32600)
 	send("\n  \n" + `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"q":"` + strings.Repeat("x", 10000) + `"}}` + "\n")
 	wantErr("over the limit", -32600)
 	// The session is alive: a handshake and a call are answered.
