@@ -22,9 +22,9 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
-	// MmapBytes is the mmap_size a search sets on its read connection: 0
-	// means DefaultMmapBytes, a negative value leaves the connection as it
-	// is.
+	// MmapBytes, when positive, is the mmap_size a search sets on its read
+	// connection; 0 leaves the connection as the read pool opened it
+	// (workspace.ReadMmapBytes).
 	MmapBytes int64
 
 	stats statsCache
@@ -248,23 +248,16 @@ func byScore(a, b *candidate) int {
 	return strings.Compare(a.evidenceID, b.evidenceID)
 }
 
-// DefaultMmapBytes is how much of the index file a search maps into
-// memory (see Engine.MmapBytes).
-const DefaultMmapBytes = 1 << 30
-
 // begin opens the search's read transaction (one snapshot for every
-// statement) on a read connection set up for searching: SQLite reads the
-// index through mmap, which spares a system call per page read (a third
-// of the time of a search over a large index otherwise).
+// statement) on a read connection. The read pool maps the index into
+// memory (workspace.ReadMmapBytes), which spares a system call per page
+// read.
 func (e *Engine) begin(ctx context.Context) (*sql.Tx, func(), error) {
 	conn, err := e.DB.R.Conn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w", err)
 	}
-	if n := e.MmapBytes; n >= 0 {
-		if n == 0 {
-			n = DefaultMmapBytes
-		}
+	if n := e.MmapBytes; n > 0 {
 		if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.FormatInt(n, 10)); err != nil {
 			conn.Close()
 			return nil, nil, fmt.Errorf("search: %w", err)

@@ -217,6 +217,10 @@ func TestMigrationsOnceAndRecorded(t *testing.T) {
 		if _, err := db.R.Exec(`INSERT INTO meta(key, value) VALUES('x','y')`); err == nil {
 			t.Fatal("read pool accepted a write")
 		}
+		var mmap int64
+		if err := db.R.QueryRow(`PRAGMA mmap_size`).Scan(&mmap); err != nil || mmap != ReadMmapBytes {
+			t.Fatalf("read pool mmap_size %d (%v), want %d", mmap, err, ReadMmapBytes)
+		}
 		db.Close()
 	}
 	// A database from a newer tychora is refused, not downgraded.
