@@ -34,13 +34,20 @@ func TestDiffRuns(t *testing.T) {
 	}
 }
 
-func TestRecorder(t *testing.T) {
-	ctx := context.Background()
-	db, err := workspace.OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
+// openRunsDB opens a fresh index for the recorder tests.
+func openRunsDB(t *testing.T) *workspace.DB {
+	t.Helper()
+	db, err := workspace.OpenDB(context.Background(), filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestRecorder(t *testing.T) {
+	ctx := context.Background()
+	db := openRunsDB(t)
 	for _, full := range []bool{false, true} {
 		r := NewRecorder(db, full, nil)
 		req := QueryRequest{Question: "hello world", Limit: 10}
@@ -75,11 +82,7 @@ func TestRecorder(t *testing.T) {
 // runs every trimEvery runs, and the newest stay readable.
 func TestRecorderKeepsTheNewest(t *testing.T) {
 	ctx := context.Background()
-	db, err := workspace.OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openRunsDB(t)
 	r := NewRecorder(db, false, nil)
 	defer r.Close()
 	r.flushMu.Lock()
