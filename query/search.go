@@ -309,7 +309,7 @@ func stemsOf(terms []sterm) []string {
 func countExpr(prof *profile, clauses []clause) (expr string, floor int64) {
 	idx := make([]int, 0, len(clauses))
 	for i, c := range clauses {
-		if c.df != 0 || c.def != "" { // a clause found nowhere adds nothing (planProbes)
+		if !deadClause(c) { // a clause found nowhere adds nothing (planProbes)
 			idx = append(idx, i)
 		}
 	}

@@ -199,7 +199,7 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 	var rows, scan int64
 	hasStrict := false
 	for i, c := range clauses {
-		if c.df == 0 && c.def == "" {
+		if deadClause(c) {
 			continue
 		}
 		idx = append(idx, i)
@@ -337,6 +337,24 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 		add(orProbe(chosen))
 	}
 	return out
+}
+
+// deadClause reports whether c surely matches nothing: its df is 0 and
+// that df can be trusted. The df comes from the question's tokens as the
+// Go copy of the index tokenizer makes them (parse_token.go), which folds
+// the diacritics of Latin-1 and Latin Extended-A only; a token with other
+// letters may be spelled otherwise in the index ("Thiệu"), so its df of 0
+// only means the statistics are unknown, and FTS5 still gets to match it.
+func deadClause(c clause) bool {
+	if c.df != 0 || c.def != "" {
+		return false
+	}
+	for i := 0; i < len(c.match); i++ {
+		if c.match[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // andStrings joins tokens as quoted FTS5 strings with AND.

@@ -279,3 +279,20 @@ func TestSearchEmptyIndexAndNoMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchDiacriticsOutsideLatin1: words whose letters the Go copy of the
+// tokenizer may fold otherwise than FTS5 (Vietnamese, Romanian comma
+// below) are still found, alone and among other words.
+func TestSearchDiacriticsOutsideLatin1(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("people", "default", map[string]string{
+		"names.md": "# Names\n\nNguyễn Văn Thiệu met Ștefan at the harbour.\n",
+		"other.md": "# Other\n\nNothing to see at the harbour.\n",
+	})
+	for _, q := range []string{"Nguyễn", "Thiệu", "Ștefan", "Thiệu harbour", "nguyen", "stefan"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		if !hasPath(res.Hits, "names.md") {
+			t.Errorf("%q: hits %v, want names.md", q, paths(res.Hits))
+		}
+	}
+}
