@@ -343,7 +343,7 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 // that df can be trusted. The df comes from the question's tokens as the
 // Go copy of the index tokenizer makes them (parse_token.go), which folds
 // the diacritics of Latin-1 and Latin Extended-A only; a token with other
-// letters may be spelled otherwise in the index ("Thiệu"), so its df of 0
+// letters may be spelled otherwise in the index (Vietnamese, say), so its df of 0
 // only means the statistics are unknown, and FTS5 still gets to match it.
 func deadClause(c clause) bool {
 	if c.df != 0 || c.def != "" {
