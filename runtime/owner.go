@@ -99,9 +99,13 @@ type Owner struct {
 	runs       *query.Recorder
 	cache      *searchCache
 	flight     singleflight.Group // rankings in progress, by cache key
-	rankings   atomic.Int64       // rankings run (engine searches)
-	memo       *render.Memo       // token counts shared by the fits of cached rankings
-	generation atomic.Int64       // moves when a job may have changed the index
+	// life ends when the owner stops serving (close): work done for
+	// several callers at once runs on it.
+	life       context.Context
+	endLife    context.CancelFunc
+	rankings   atomic.Int64 // rankings run (engine searches)
+	memo       *render.Memo // token counts shared by the fits of cached rankings
+	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
 
@@ -231,6 +235,7 @@ func (own *Owner) open(ctx context.Context) error {
 	own.rankGate = make(chan struct{}, rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.cache = newSearchCache(1024)
+	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.memo = render.NewMemo(searchMemoBytes)
 	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
@@ -304,6 +309,9 @@ func (own *Owner) abort() {
 	}
 	if own.runs != nil {
 		own.runs.Close()
+	}
+	if own.endLife != nil {
+		own.endLife()
 	}
 	if own.engine != nil {
 		_ = own.engine.Close()
@@ -396,6 +404,7 @@ func (own *Owner) close(ctx context.Context) error {
 		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
 		_ = own.srv.Close()
 	}
+	own.endLife() // rankings shared by callers who are gone
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)
 	defer qcancel()

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
@@ -83,10 +84,19 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	if entry == nil {
 		// Identical questions asked at once (an agent's parallel calls,
 		// clients of one team) are ranked once: the others wait for that
-		// ranking. It runs detached from the first caller's context, so
-		// that a caller who gives up does not fail the others.
-		ch := own.flight.DoChan(key, func() (any, error) {
-			ranked, err := own.rank(context.WithoutCancel(ctx), p, norm)
+		// ranking. It runs on the owner's lifetime, not the first caller's
+		// context, so that a caller who gives up does not fail the others
+		// (a shutdown still cuts it). A panic in it is an INTERNAL error for
+		// every waiter: singleflight would re-raise it where nothing
+		// recovers, and the whole owner would go.
+		ch := own.flight.DoChan(key, func() (v any, err error) {
+			defer func() {
+				if rec := recover(); rec != nil {
+					own.log.Error("search ranking panicked", "panic", rec, "stack", string(debug.Stack()))
+					v, err = nil, workspace.Errorf(workspace.CodeInternal, "internal error")
+				}
+			}()
+			ranked, err := own.rank(own.life, p, norm)
 			if err != nil {
 				return nil, err
 			}
