@@ -175,10 +175,11 @@ func checkJSONRPC(body []byte) (code int, msg string) {
 		if why != "" {
 			return rpcInvalidRequest, "Invalid Request: " + why
 		}
-		// The SDK tells the messages of a batch apart by id, notifications
-		// (no id) included: two with the same id, or two without, end its
-		// session.
-		if len(batch) > 1 {
+		// The SDK tells the requests and notifications of a batch apart by
+		// id (none counts as one): two with the same id, or two without,
+		// end its session. Responses (no method) have ids of the other
+		// side's requests and are not counted.
+		if len(batch) > 1 && id != respID {
 			if ids[id] {
 				return rpcInvalidRequest, "Invalid Request: a batch holds two messages with the same id, or two notifications"
 			}
@@ -191,8 +192,13 @@ func checkJSONRPC(body []byte) (code int, msg string) {
 // maxRPCDepth is the deepest nesting the SDK decodes.
 const maxRPCDepth = 1000
 
+// respID is the id badMessage gives a response (a message without a
+// method).
+const respID = "response"
+
 // badMessage says what makes m no JSON-RPC message, "" when nothing does,
-// and gives its id as the SDK tells ids apart ("" for none or null).
+// and gives its id as the SDK tells ids apart ("" for none or null,
+// respID for a response).
 // Member names match exactly, as the SDK's decoder matches them.
 func badMessage(m json.RawMessage) (why, id string) {
 	var f map[string]json.RawMessage
@@ -231,6 +237,9 @@ func badMessage(m json.RawMessage) (why, id string) {
 	}
 	if !hasMethod && !hasID {
 		return "a message without a method is a response, which has an id", ""
+	}
+	if !hasMethod {
+		id = respID
 	}
 	if v, ok := f["error"]; ok && kind(v) != 'n' {
 		var e map[string]json.RawMessage

@@ -41,6 +41,9 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 	}
 	defer rc.Close()
 	w := &lockedWriter{w: out}
+	// Once ServeStdio returns, out is the caller's again: the filter, which
+	// may still be blocked reading in, writes nothing more.
+	defer w.close()
 	pr, pw := io.Pipe()
 	go frameFilter(rc, pw, w, int(o.MaxRequestBytes))
 	// The SDK sees only lines that passed the filter, each within the
@@ -82,7 +85,7 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 				break
 			}
 		}
-		trimmed := bytes.TrimSpace(line)
+		trimmed := bytes.Trim(line, " \t\r\n") // JSON's whitespace
 		switch {
 		case over:
 			if !writeFrameError(out, rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message is over max_request_bytes (%d bytes)", limit)) {
@@ -123,16 +126,27 @@ func writeFrameError(out io.Writer, code int, msg string) bool {
 }
 
 // lockedWriter serializes whole writes: the SDK writes each frame with
-// one Write, and so does frameFilter, so frames never interleave.
+// one Write, and so does frameFilter, so frames never interleave. After
+// close it writes nothing.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return 0, io.ErrClosedPipe
+	}
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 }
 
 // nopWriteCloser keeps the transport from closing the caller's writer.

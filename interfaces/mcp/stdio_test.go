@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,4 +236,47 @@ func TestStdioBadFrames(t *testing.T) {
 	if err := waitServe(t, done); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
 	}
+}
+
+// TestStdioQuietAfterReturn: once ServeStdio returned, a line still
+// arriving on its input gets no answer on its output.
+func TestStdioQuietAfterReturn(t *testing.T) {
+	own := startOwner(t)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(testCtx(t))
+	done := make(chan error, 1)
+	// A reader that Close does not interrupt, as a process's stdin.
+	in := struct{ io.Reader }{inR}
+	go func() { done <- mcpapi.ServeStdio(ctx, own.Service(), ownerP, in, &out, mcpapi.Options{}) }()
+	cancel()
+	if err := waitServe(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ServeStdio after cancel: %v", err)
+	}
+	// The filter may still be reading: a bad line reaches it or not, but
+	// nothing may come out.
+	go func() { _, _ = io.WriteString(inW, "garbage\n") }()
+	time.Sleep(100 * time.Millisecond)
+	if s := out.String(); s != "" {
+		t.Fatalf("ServeStdio wrote after it returned: %q", s)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
