@@ -174,21 +174,20 @@ func (r *Recorder) Flush(ctx context.Context) error {
 			return fmt.Errorf("record runs: %w", err)
 		}
 	}
-	// The first flush, and every trimEvery runs, cut the table back to
-	// the newest keep runs.
-	trim := r.sinceTrim >= trimEvery
-	if trim {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.keep); err != nil {
-			return fmt.Errorf("record runs: trim: %w", err)
-		}
-	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if trim {
+	r.sinceTrim += len(batch)
+	// The first flush, and every trimEvery runs, cut the table back to
+	// the newest keep runs, in a statement of its own: a trim that fails
+	// (a full disk) loses no run and is tried again at the next flush.
+	if r.sinceTrim > trimEvery {
+		if _, err := r.db.W.ExecContext(ctx, `DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.keep); err != nil {
+			r.log.Warn("old runs not trimmed", "err", err)
+			return nil
+		}
 		r.sinceTrim = 0
 	}
-	r.sinceTrim += len(batch)
 	return nil
 }
 
