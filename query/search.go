@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -242,7 +243,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 
 // byScore orders candidates best first, ties by evidence id.
 func byScore(a, b *candidate) int {
-	if c := cmpFloat(b.score, a.score); c != 0 {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
 		return c
 	}
 	return strings.Compare(a.evidenceID, b.evidenceID)
@@ -313,7 +314,7 @@ func countExpr(prof *profile, clauses []clause) (expr string, floor int64) {
 			idx = append(idx, i)
 		}
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return -cmpFloat(clauses[a].prio, clauses[b].prio) })
+	slices.SortStableFunc(idx, func(a, b int) int { return -cmp.Compare(clauses[a].prio, clauses[b].prio) })
 	idx = idx[:min(len(idx), prof.maxTermsA)]
 	parts := make([]string, len(idx))
 	for i, id := range idx {

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -120,7 +121,7 @@ func queryClauses(prof *profile, pq *parsedQuery, terms []sterm, n int64) []clau
 	// rarer one remains.
 	and := func(ids []int, prune bool) (expr string, df, scan int64) {
 		ids = slices.Clone(ids)
-		slices.SortStableFunc(ids, func(a, b int) int { return cmpInt64(terms[a].df, terms[b].df) })
+		slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(terms[a].df, terms[b].df) })
 		var parts []string
 		for k, id := range ids {
 			if prune && k > 0 && terms[id].df > common {
@@ -211,7 +212,7 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 		return nil
 	}
 	slices.SortFunc(idx, func(a, b int) int {
-		if c := cmpInt64(clauses[a].df, clauses[b].df); c != 0 {
+		if c := cmp.Compare(clauses[a].df, clauses[b].df); c != 0 {
 			return c
 		}
 		return strings.Compare(clauses[a].match, clauses[b].match)
@@ -305,7 +306,7 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 	}
 	// The best clauses by weight × idf that fit the budget.
 	best := slices.Clone(idx)
-	slices.SortStableFunc(best, func(a, b int) int { return -cmpFloat(clauses[a].prio, clauses[b].prio) })
+	slices.SortStableFunc(best, func(a, b int) int { return -cmp.Compare(clauses[a].prio, clauses[b].prio) })
 	var chosen []int
 	var cr, cs int64
 	for _, i := range best {
@@ -366,34 +367,10 @@ func andStrings(tokens []string) string {
 	return strings.Join(parts, " AND ")
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // runProbes runs the probes until the pool holds poolSize candidates and
 // returns their rowids (evidence seq), best first within each probe.
 func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probes []probe, sf *scopeFilter, poolSize int) ([]int64, error) {
-	where, fargs := sf.sql()
-	from := "evidence_fts f"
-	if where != "" {
-		from += " JOIN evidence e ON e.seq = f.rowid"
-	}
+	from, where, fargs := sf.ftsFrom()
 	w := prof.fields
 	bm25 := fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
 		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
@@ -467,6 +444,18 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 	return pool, nil
 }
 
+// ftsFrom is the FROM clause of a MATCH over the lexical index (f), joined
+// to evidence (e) when the scope's filter needs its columns, with that
+// filter's WHERE terms and their arguments.
+func (sf *scopeFilter) ftsFrom() (from, where string, args []any) {
+	where, args = sf.sql()
+	from = "evidence_fts f"
+	if where != "" {
+		from += " JOIN evidence e ON e.seq = f.rowid"
+	}
+	return from, where, args
+}
+
 // num formats a weight for SQL.
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
@@ -477,11 +466,7 @@ const maxCountedMatches = maxPoolSize
 // countMatches counts the evidence in scope that matches expr, up to
 // maxCountedMatches.
 func (e *Engine) countMatches(ctx context.Context, tx *sql.Tx, expr string, sf *scopeFilter) (int, error) {
-	where, fargs := sf.sql()
-	from := "evidence_fts f"
-	if where != "" {
-		from += " JOIN evidence e ON e.seq = f.rowid"
-	}
+	from, where, fargs := sf.ftsFrom()
 	q := "SELECT count(*) FROM (SELECT 1 FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?)"
 	args := append(append([]any{expr}, fargs...), maxCountedMatches)
 	rows, err := e.query(ctx, tx, q, args...)
