@@ -121,6 +121,19 @@ func (w *storageWatch) finish() (holders, opened map[int]string, samples int) {
 	return w.holders, w.opened, w.samples
 }
 
+// procsWorkspace makes procsTree under a temporary root and a workspace
+// in it (root/.tychora), initialized.
+func procsWorkspace(t *testing.T) (root, ws string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "root")
+	procsTree(t, root)
+	ws = filepath.Join(root, ".tychora")
+	if r := tychora(t, ws, "init"); r.code != 0 {
+		t.Fatalf("init: %+v", r)
+	}
+	return root, ws
+}
+
 // procsTree writes a small tree to search.
 func procsTree(t *testing.T, dir string) {
 	t.Helper()
@@ -159,12 +172,7 @@ func TestManySearchProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root := filepath.Join(t.TempDir(), "root")
-	procsTree(t, root)
-	ws := filepath.Join(root, ".tychora")
-	if r := tychora(t, ws, "init"); r.code != 0 {
-		t.Fatalf("init: %+v", r)
-	}
+	root, ws := procsWorkspace(t)
 	owner := serve(t, ws)
 	if r := tychora(t, ws, "add", "--wait", root); r.code != 0 {
 		t.Fatalf("add: %+v", r)
@@ -236,12 +244,7 @@ func TestFiveStdioProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root := filepath.Join(t.TempDir(), "root")
-	procsTree(t, root)
-	ws := filepath.Join(root, ".tychora")
-	if r := tychora(t, ws, "init"); r.code != 0 {
-		t.Fatalf("init: %+v", r)
-	}
+	root, ws := procsWorkspace(t)
 	if r := tychora(t, ws, "add", "--wait", root); r.code != 0 { // in-process: no owner runs yet
 		t.Fatalf("add: %+v", r)
 	}
