@@ -20,26 +20,10 @@ import (
 //
 //	go test -run '^$' -bench CancelRunningSync -benchtime 10x ./runtime/
 func BenchmarkCancelRunningSync(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), ".tychora")
-	if _, err := Init(dir, InitOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	tree := filepath.Join(filepath.Dir(dir), "tree")
-	for i := 0; i < 6000; i++ {
-		p := filepath.Join(tree, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.md", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		body := fmt.Sprintf("# File %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("line %d of a long document about ingest. ", i), 40))
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	own, err := Start(context.Background(), Options{Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer own.Close(context.Background())
+	own, tree := benchOwner(b, 6000, func(i int) (string, string) {
+		return fmt.Sprintf("d%02d/f%05d.md", i%50, i),
+			fmt.Sprintf("# File %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("line %d of a long document about ingest. ", i), 40))
+	})
 	ctx := OwnerContext(context.Background())
 	svc := own.Service()
 	all := workspace.Principal{Grant: workspace.GrantManage}
@@ -82,4 +66,31 @@ func BenchmarkCancelRunningSync(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+}
+
+// benchOwner starts an owner on a fresh workspace beside a tree of n files
+// (file(i) gives each one's slash path and content), closed when b ends.
+func benchOwner(b *testing.B, n int, file func(i int) (rel, content string)) (own *Owner, tree string) {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), ".tychora")
+	if _, err := Init(dir, InitOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	tree = filepath.Join(filepath.Dir(dir), "tree")
+	for i := range n {
+		rel, content := file(i)
+		p := filepath.Join(tree, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	own, err := Start(context.Background(), Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = own.Close(context.Background()) })
+	return own, tree
 }

@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +19,7 @@ import (
 //
 //	go test -run '^$' -bench SearchWarm -benchmem ./runtime/
 func BenchmarkSearchWarm(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), ".tychora")
-	if _, err := Init(dir, InitOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	tree := filepath.Join(filepath.Dir(dir), "tree")
-	for i := range 300 {
-		p := filepath.Join(tree, fmt.Sprintf("pkg%02d", i%30), fmt.Sprintf("file%03d.go", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
+	own, tree := benchOwner(b, 300, func(i int) (string, string) {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "package pkg%02d\n\n", i%30)
 		for f := range 12 {
@@ -40,15 +29,8 @@ func BenchmarkSearchWarm(b *testing.B) {
 			}
 			sb.WriteString("\treturn \"\", errMalformed\n}\n\n")
 		}
-		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	own, err := Start(context.Background(), Options{Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = own.Close(context.Background()) })
+		return fmt.Sprintf("pkg%02d/file%03d.go", i%30, i), sb.String()
+	})
 	ctx := OwnerContext(context.Background())
 	svc := own.Service()
 	res, err := svc.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: tree}})
