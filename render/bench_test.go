@@ -132,3 +132,20 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFit1000Cold fits a fresh ranking of 10 hits into 1,000 tokens,
+// without cached costs or a memo: a cold search at the budget agents
+// commonly ask for (bench/load.sh scenario c).
+func BenchmarkFit1000Cold(b *testing.B) {
+	for _, f := range formats {
+		in := FitInput{Result: benchResult(realisticHits(10)), MaxTokens: 1000, Format: f}
+		b.Run(string(f), func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := Fit(ctx, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

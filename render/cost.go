@@ -53,9 +53,10 @@ func HitCostOf(counter string, f Format, h query.Hit) (HitCost, error) {
 
 // parts are the strings a whole hit contributes to the answer.
 type parts struct {
-	core  string // structured fragment (see HitCost.JSONTokens)
-	block string // rendered block ("" without a render)
-	it    item   // the hit as the renderers see it
+	core  string  // structured fragment (see HitCost.JSONTokens)
+	block string  // rendered block ("" without a render)
+	it    item    // the hit as the renderers see it
+	cost  HitCost // its fingerprints (the counts are set by estimate)
 }
 
 // partsOf builds the parts of h, whole: Truncated false, and no text in the

@@ -51,8 +51,9 @@ type FitOutput struct {
 	// Rendered is the text block (MCP) or the "rendered" field (/v1); ""
 	// without a render.
 	Rendered string
-	// Costs has one entry per input hit: the cost of each hit Fit examined
-	// (the zero HitCost for the others), for the caller's cache.
+	// Costs has one entry per input hit: the cost of each hit Fit counted
+	// whole (the zero HitCost for the others, among them a hit found not
+	// to fit before it was counted to its end), for the caller's cache.
 	Costs []HitCost
 }
 
@@ -163,9 +164,8 @@ func (f *fitter) part(i int) (*parts, error) {
 			f.t.memo[p.block] = f.in[i].RenderedTokens
 		}
 	}
-	cost.JSONTokens = f.t.count(p.core)
-	cost.RenderedTokens = f.t.count(p.block)
-	f.costs[i], f.frags[i] = cost, &p
+	// The counts, and so the cost, come when estimate has counted it whole.
+	p.cost, f.frags[i] = cost, &p
 	return &p, nil
 }
 
@@ -409,18 +409,34 @@ func (f *fitter) startEstimates() error {
 
 // estimate is the total of k whole hits, exact but for the widest-number
 // tail (segments split where parts meet, so the parts' counts add up).
+// Once the total is sure to pass max+slack, counting stops and estimate
+// returns what it has counted, which is more than max+slack and at most
+// the total: the hit that ends an answer is rarely tokenized whole.
 func (f *fitter) estimate(k int) (int, error) {
 	for i := len(f.pre) - 1; i < k; i++ {
 		p, err := f.part(i)
 		if err != nil {
 			return 0, err
 		}
-		s := f.t.count(p.core)
+		sep := 0
 		if i > 0 {
-			s += f.t.count(`},{"`)
+			sep = f.t.count(`},{"`)
 		}
-		f.pre = append(f.pre, f.pre[i]+s)
-		f.ren = append(f.ren, f.ren[i]+f.t.count(p.block)+f.headers(i))
+		h := f.headers(i)
+		base := f.pre[i] + sep + f.ren[i] + h + f.tailEst
+		room := f.max + slack - base
+		core, exact := f.t.upTo(p.core, room)
+		if !exact {
+			return base + core, nil
+		}
+		block, exact := f.t.upTo(p.block, room-core)
+		if !exact {
+			return base + core + block, nil
+		}
+		f.costs[i] = p.cost
+		f.costs[i].JSONTokens, f.costs[i].RenderedTokens = core, block
+		f.pre = append(f.pre, f.pre[i]+sep+core)
+		f.ren = append(f.ren, f.ren[i]+block+h)
 	}
 	f.guess = f.pre[k] + f.tailEst
 	return f.pre[k] + f.ren[k] + f.tailEst, nil

@@ -345,6 +345,9 @@ func TestFitStaleCosts(t *testing.T) {
 			t.Errorf("%s: Verify did not recover from wrong costs", f)
 		}
 		for i, c := range honest.Costs[:len(honest.Result.Hits)] {
+			if c == (HitCost{}) && i == len(honest.Result.Hits)-1 && honest.Result.Hits[i].Truncated {
+				continue // a cut hit need not have been counted whole
+			}
 			want, _ := HitCostOf("", f, hits[i])
 			if c != want {
 				t.Errorf("%s: cost %d = %+v, want %+v", f, i, c, want)
@@ -454,5 +457,64 @@ func TestCheckResultSize(t *testing.T) {
 	}
 	if b, err := MarshalCapped(map[string]int{"a": 1}); err != nil || string(b) != `{"a":1}` {
 		t.Errorf("MarshalCapped = %s, %v", b, err)
+	}
+}
+
+// TestFitLongLastHit fits answers whose next hit is much longer than the
+// room left, which Fit stops counting early: the answer must be the one
+// a fit counting whole strings makes, byte for byte, and only hits
+// counted whole may leave a cost behind.
+func TestFitLongLastHit(t *testing.T) {
+	hits := realisticHits(4)
+	var b strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&b, "\tx%d := compute(ctx, \"value <%d>\", []int{%d, %d}) // naïve & <b>\n", i, i, i, i*7)
+	}
+	long := b.String()
+	hits[2].Text = &long
+	hits[2].Span.EndLine = hits[2].Span.StartLine + 119
+	cut := 0
+	for _, f := range formats {
+		for _, counter := range []string{"o200k_base", "cl100k_base"} {
+			two, err := Fit(context.Background(), FitInput{Result: benchResult(hits[:2]), MaxTokens: 1 << 20, Format: f, Counter: counter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, extra := range []int{300, 600, 1200} {
+				m := two.Result.Budget.UsedTokens + extra
+				in := FitInput{Result: benchResult(hits), MaxTokens: m, Format: f, Counter: counter}
+				out, err := Fit(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkFit(t, in, out)
+				c, _ := CounterFor(counter)
+				whole, err := newFitter(context.Background(), c, in, true).fit()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(out.Structured, whole.Structured) || out.Rendered != whole.Rendered {
+					t.Fatalf("%s %s %d: the answer differs from the fit counting whole strings", f, counter, m)
+				}
+				if len(out.Result.Hits) < 2 || len(out.Result.Hits) > 3 || out.Result.Hits[1].Truncated {
+					t.Fatalf("%s %s %d: want two whole hits, got %d", f, counter, m, len(out.Result.Hits))
+				}
+				if len(out.Result.Hits) == 3 {
+					cut++
+				}
+				if out.Costs[2] != (HitCost{}) {
+					t.Errorf("%s %s %d: the long hit was counted whole", f, counter, m)
+				}
+				for i := range 2 {
+					want, _ := HitCostOf(counter, f, hits[i])
+					if out.Costs[i] != want {
+						t.Errorf("%s %s %d: cost %d = %+v, want %+v", f, counter, m, i, out.Costs[i], want)
+					}
+				}
+			}
+		}
+	}
+	if cut < 12 {
+		t.Errorf("the long hit was cut in %d of 24 answers, want most", cut)
 	}
 }

@@ -131,6 +131,55 @@ func (t *tally) sum(segs []string) int {
 	return total
 }
 
+// boundStep is about how many bytes upTo counts at a time.
+const boundStep = 512
+
+// upTo counts s while the count stays within limit: it returns the exact
+// count and true, or, once more than limit tokens are counted, that
+// partial count (above limit and at most the exact one) and false. A
+// string longer than 2*boundStep bytes is counted in pieces of about
+// boundStep bytes cut where they split, so the hit that ends an answer is
+// not tokenized whole only to learn that it does not fit.
+func (t *tally) upTo(s string, limit int) (int, bool) {
+	if n, ok := t.memo[s]; ok {
+		return n, true
+	}
+	if t.whole || len(s) <= 2*boundStep {
+		return t.count(s), true
+	}
+	if t.shared != nil {
+		if n, ok := t.shared.count(t.c, s); ok {
+			t.memo[s] = n
+			return n, true
+		}
+	}
+	total := 0
+	for start := 0; start < len(s); {
+		end := nextSplit(s, start+boundStep)
+		total += t.count(s[start:end])
+		start = end
+		if total > limit && start < len(s) {
+			return total, false
+		}
+	}
+	t.memo[s] = total
+	if t.shared != nil {
+		t.shared.putCount(t.c, s, total)
+	}
+	return total, true
+}
+
+// nextSplit returns the first position at or after i (i > 0) where s
+// splits, or len(s).
+func nextSplit(s string, i int) int {
+	for ; i < len(s); i++ {
+		if splits(s[:i], s[i:]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // splitNumbers cuts s around its runs of ASCII digits where they split,
 // so that when only numbers change — used_tokens and its neighbours during
 // the fixed point — the text between them is found in the memo.
