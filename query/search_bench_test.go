@@ -29,7 +29,9 @@ import (
 // reports the latency percentiles over every search it ran (p50-ms,
 // p90-ms, p99-ms, max-ms). TYCHORA_BENCH_QUERIES names another question
 // file of bench/queries (distinct.txt: the 2,000 cold questions of
-// bench/load.sh).
+// bench/load.sh). TYCHORA_BENCH_ROWS=1 adds bm25-rows/q, the rows
+// bm25() ranks per question (stage A's main cost); counting them takes
+// time of its own, so the latencies of such a run mean nothing.
 //
 //	go test -run '^$' -bench SearchGoSrc -benchtime 20x ./query/
 func BenchmarkSearchGoSrc(b *testing.B) {
@@ -44,6 +46,20 @@ func BenchmarkSearchGoSrc(b *testing.B) {
 		if _, err := e.Search(ctx, p, QueryRequest{Question: q}); err != nil {
 			b.Fatalf("%q: %v", q, err)
 		}
+	}
+	// TYCHORA_BENCH_ROWS=1 also reports the rows bm25() ranks per
+	// question (counted apart, outside the timings' meaning).
+	var rows int64
+	if os.Getenv("TYCHORA_BENCH_ROWS") == "1" {
+		rankedHook = func(match, from, where string, args []any) {
+			var n int64
+			q := "SELECT count(*) FROM " + from + " WHERE evidence_fts MATCH ?" + where
+			if err := e.DB.R.QueryRowContext(ctx, q, append([]any{match}, args...)...).Scan(&n); err != nil {
+				b.Error(err)
+			}
+			rows += n
+		}
+		defer func() { rankedHook = nil }()
 	}
 	var lat []time.Duration
 	b.ResetTimer()
@@ -69,6 +85,9 @@ func BenchmarkSearchGoSrc(b *testing.B) {
 	b.ReportMetric(pct(0.90), "p90-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	if rankedHook != nil {
+		b.ReportMetric(float64(rows)/float64(len(lat)), "bm25-rows/q")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -437,12 +437,19 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 			}
 			pool = pool[:mark]
 		}
+		if rankedHook != nil {
+			rankedHook(p.match, from, where, fargs)
+		}
 		if _, err := run(ranked, p.match, poolSize); err != nil {
 			return nil, err
 		}
 	}
 	return pool, nil
 }
+
+// rankedHook, when set (by a benchmark), sees every probe just before it
+// runs ranked: its MATCH and the FROM, WHERE and arguments it runs with.
+var rankedHook func(match, from, where string, args []any)
 
 // ftsFrom is the FROM clause of a MATCH over the lexical index (f), joined
 // to evidence (e) when the scope's filter needs its columns, with that
