@@ -86,9 +86,9 @@ var balanced = profile{
 	poolFactor:   5,
 	poolMax:      maxPoolSize,
 	maxTermsA:    24,
-	cheapRows:    1500,
+	cheapRows:    1000,
 	rankBudget:   10000,
-	fillBudget:   2500,
+	fillBudget:   1000,
 }
 
 var profiles = func() []profile {
