@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +27,9 @@ import (
 // A line that is no JSON-RPC message does not end the session: it is
 // answered with the JSON-RPC error a JSON-RPC client expects — -32700 for
 // what is not JSON (or not UTF-8), -32600 for JSON that is no message and
-// for a line over o.MaxRequestBytes — with a null id, and the next line is
-// read (see frameFilter).
+// for a line over o.MaxRequestBytes and for a batch after a handshake
+// for 2025-06-18 or later, which has none — with a null id, and the next
+// line is read (see frameFilter).
 func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace.Principal, in io.Reader, out io.Writer, o Options) error {
 	if !principal.Grant.Valid() {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "stdio principal has no valid grant")
@@ -67,6 +69,9 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 	br := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
+	// version is the protocol version the last initialize asked for;
+	// batches are refused once it is one without them.
+	version, shook := "", false
 	for {
 		line = line[:0]
 		over := false
@@ -103,6 +108,16 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 				}
 				break
 			}
+			if trimmed[0] == '[' {
+				if shook && !batchesAllowed(version) {
+					if !writeFrameError(out, rpcInvalidRequest, fmt.Sprintf("Invalid Request: protocol version %s has no JSON-RPC batches (send one message per line)", version)) {
+						return
+					}
+					break
+				}
+			} else if v, ok := initializeVersion(trimmed); ok {
+				version, shook = v, true
+			}
 			if _, werr := pw.Write(append(trimmed, '\n')); werr != nil {
 				return // the session ended
 			}
@@ -116,6 +131,35 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 			return
 		}
 	}
+}
+
+// batchesAllowed reports whether a session that asked for protocol
+// version v at initialize takes JSON-RPC batches. Batches were removed in
+// 2025-06-18: the SDK ends a stdio session that gets one after such a
+// handshake, so the filter answers it instead. The server grants the
+// version a client asks for when it knows it and its newest otherwise, so
+// only the two older versions keep batches. (Before any handshake, or
+// with a 2026-07-28 client, which has none, the SDK takes batches.)
+func batchesAllowed(v string) bool {
+	return v == "2024-11-05" || v == "2025-03-26"
+}
+
+// initializeVersion returns the protocolVersion of an initialize request.
+func initializeVersion(msg []byte) (string, bool) {
+	if !bytes.Contains(msg, []byte(`"initialize"`)) {
+		return "", false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "initialize" || len(m.ID) == 0 {
+		return "", false
+	}
+	return m.Params.ProtocolVersion, true
 }
 
 // writeFrameError writes one JSON-RPC error response (id null) as a line;

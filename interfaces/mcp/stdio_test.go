@@ -238,6 +238,59 @@ func TestStdioBadFrames(t *testing.T) {
 	}
 }
 
+// TestStdioBatchAfterHandshake: a JSON-RPC batch is answered as the
+// negotiated version wants — refused with -32600 after a handshake for
+// 2025-06-18 or later (the session goes on), served after one for
+// 2025-03-26.
+func TestStdioBatchAfterHandshake(t *testing.T) {
+	own := startOwner(t)
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2099-01-01", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
+			sc := bufio.NewScanner(fromServer)
+			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+			f := frames{t, sc}
+			send := func(s string) {
+				t.Helper()
+				if _, err := io.WriteString(toServer, s+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":1`)) {
+				t.Fatalf("initialize: %s", msg)
+			}
+			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			send(`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`)
+			msg := f.next()
+			if version == "2025-03-26" {
+				var batch []map[string]json.RawMessage
+				if err := json.Unmarshal(msg, &batch); err != nil || len(batch) != 2 || batch[0]["result"] == nil || batch[1]["result"] == nil {
+					t.Fatalf("batch under 2025-03-26: %s, want two results", msg)
+				}
+			} else {
+				var m struct {
+					ID    json.RawMessage `json:"id"`
+					Error struct {
+						Code int `json:"code"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(msg, &m); err != nil || string(m.ID) != "null" || m.Error.Code != -32600 {
+					t.Fatalf("batch after a %s handshake: %s, want -32600 with id null", version, msg)
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":4`)) || !bytes.Contains(msg, []byte(`"search"`)) {
+				t.Fatalf("tools/list after the batch: %s", msg)
+			}
+			_ = toServer.Close()
+			if err := waitServe(t, done); err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		})
+	}
+}
+
 // TestStdioQuietAfterReturn: once ServeStdio returned, a line still
 // arriving on its input gets no answer on its output.
 func TestStdioQuietAfterReturn(t *testing.T) {
