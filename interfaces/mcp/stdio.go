@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -69,9 +70,11 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 	br := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
-	// version is the protocol version the last initialize asked for;
-	// batches are refused once it is one without them.
-	version, shook := "", false
+	// batchless is set once an initialize asked for a protocol version
+	// without JSON-RPC batches: batches are refused from then on. (Only
+	// the first handshake counts in the SDK; refusing after any such one
+	// can only refuse too much, never let a session-ending batch through.)
+	batchless := false
 	for {
 		line = line[:0]
 		over := false
@@ -109,14 +112,22 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 				break
 			}
 			if trimmed[0] == '[' {
-				if shook && !batchesAllowed(version) {
-					if !writeFrameError(out, rpcInvalidRequest, fmt.Sprintf("Invalid Request: protocol version %s has no JSON-RPC batches (send one message per line)", version)) {
+				why := ""
+				switch {
+				case batchless:
+					why = "the negotiated protocol version (2025-06-18 or later) has no JSON-RPC batches: send one message per line"
+				case asksBatchless(trimmed):
+					// The SDK would end the session on answering it.
+					why = "an initialize for protocol version 2025-06-18 or later cannot come in a JSON-RPC batch"
+				}
+				if why != "" {
+					if !writeFrameError(out, rpcInvalidRequest, "Invalid Request: "+why) {
 						return
 					}
 					break
 				}
-			} else if v, ok := initializeVersion(trimmed); ok {
-				version, shook = v, true
+			} else {
+				batchless = batchless || asksBatchless(trimmed)
 			}
 			if _, werr := pw.Write(append(trimmed, '\n')); werr != nil {
 				return // the session ended
@@ -133,33 +144,55 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 	}
 }
 
-// batchesAllowed reports whether a session that asked for protocol
-// version v at initialize takes JSON-RPC batches. Batches were removed in
-// 2025-06-18: the SDK ends a stdio session that gets one after such a
-// handshake, so the filter answers it instead. The server grants the
-// version a client asks for when it knows it and its newest otherwise, so
-// only the two older versions keep batches. (Before any handshake, or
-// with a 2026-07-28 client, which has none, the SDK takes batches.)
-func batchesAllowed(v string) bool {
-	return v == "2024-11-05" || v == "2025-03-26"
+// asksBatchless reports whether msg, a message or a batch, holds an
+// initialize request for a protocol version without batches. Batches were
+// removed in 2025-06-18, and the SDK ends a stdio session that gets one
+// after such a handshake, so the filter answers it instead. The server
+// grants the version a client asks for when it supports it and its newest
+// otherwise, so only supported versions before 2025-06-18 keep batches.
+// (Before any handshake, or with a 2026-07-28 client, which has none, the
+// SDK takes batches.) Keys are matched exactly, as the SDK matches them.
+func asksBatchless(msg []byte) bool {
+	if !bytes.Contains(msg, []byte("initialize")) && bytes.IndexByte(msg, '\\') < 0 {
+		return false // cheap: no initialize, not even escaped
+	}
+	var msgs []json.RawMessage // fresh: RawMessage decoding reuses a slice's bytes
+	if msg[0] != '[' {
+		msgs = append(msgs, msg)
+	} else if json.Unmarshal(msg, &msgs) != nil {
+		return false
+	}
+	for _, m := range msgs {
+		if v, ok := initializeVersion(m); ok && !batchesAllowed(v) {
+			return true
+		}
+	}
+	return false
 }
 
-// initializeVersion returns the protocolVersion of an initialize request.
-func initializeVersion(msg []byte) (string, bool) {
-	if !bytes.Contains(msg, []byte(`"initialize"`)) {
+// initializeVersion returns the protocolVersion an initialize request
+// asks for ("" when it names none).
+func initializeVersion(msg json.RawMessage) (string, bool) {
+	var f, params map[string]json.RawMessage
+	var method string
+	if json.Unmarshal(msg, &f) != nil || json.Unmarshal(f["method"], &method) != nil || method != "initialize" {
 		return "", false
 	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
+	if id, ok := f["id"]; !ok || kind(id) == 'n' {
+		return "", false // a notification: no handshake
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "initialize" || len(m.ID) == 0 {
-		return "", false
+	if json.Unmarshal(f["params"], &params) != nil || params == nil {
+		return "", false // refused by the SDK: no handshake
 	}
-	return m.Params.ProtocolVersion, true
+	var v string
+	_ = json.Unmarshal(params["protocolVersion"], &v)
+	return v, true
+}
+
+// batchesAllowed reports whether a handshake asking for protocol version v
+// leaves JSON-RPC batches in the protocol.
+func batchesAllowed(v string) bool {
+	return slices.Contains(mcp.SupportedProtocolVersions(), v) && v < "2025-06-18"
 }
 
 // writeFrameError writes one JSON-RPC error response (id null) as a line;

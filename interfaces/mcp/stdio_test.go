@@ -283,6 +283,87 @@ func TestStdioBatchAfterHandshake(t *testing.T) {
 			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":4`)) || !bytes.Contains(msg, []byte(`"search"`)) {
 				t.Fatalf("tools/list after the batch: %s", msg)
 			}
+			// A second handshake, refused by the SDK, changes nothing.
+			send(`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":5`)) {
+				t.Fatalf("second initialize: %s", msg)
+			}
+			send(`[{"jsonrpc":"2.0","id":6,"method":"ping"}]`)
+			if msg := f.next(); bytes.Contains(msg, []byte(`-32600`)) != (version != "2025-03-26") {
+				t.Fatalf("batch after a second handshake: %s", msg)
+			}
+			send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":7`)) {
+				t.Fatalf("ping at the end: %s", msg)
+			}
+			_ = toServer.Close()
+			if err := waitServe(t, done); err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		})
+	}
+}
+
+// TestStdioBatchlessHandshakes: handshakes the SDK takes in forms a
+// careless filter would miss — with an escaped method name, with keys
+// differing in case only (the SDK matches keys exactly) — still make a
+// later batch an error, not the end of the session; and a handshake for
+// such a version inside a batch, which the SDK would end the session on
+// answering, is refused.
+func TestStdioBatchlessHandshakes(t *testing.T) {
+	own := startOwner(t)
+	params := `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}`
+	{
+		toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
+		sc := bufio.NewScanner(fromServer)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		f := frames{t, sc}
+		send := func(s string) {
+			t.Helper()
+			if _, err := io.WriteString(toServer, s+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}]`)
+		if msg := f.next(); !bytes.Contains(msg, []byte(`-32600`)) {
+			t.Fatalf("initialize in a batch: %s, want -32600", msg)
+		}
+		send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":` + params + `}`)
+		if msg := f.next(); !bytes.Contains(msg, []byte(`"id":2`)) || !bytes.Contains(msg, []byte(`"2025-06-18"`)) {
+			t.Fatalf("initialize after the refused batch: %s", msg)
+		}
+		_ = toServer.Close()
+		if err := waitServe(t, done); err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	}
+	for name, init := range map[string]string{
+		"escaped":      `{"jsonrpc":"2.0","id":1,"method":"initializ\u0065","params":` + params + `}`,
+		"case of keys": `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","ProtocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
+			sc := bufio.NewScanner(fromServer)
+			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+			f := frames{t, sc}
+			send := func(s string) {
+				t.Helper()
+				if _, err := io.WriteString(toServer, s+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			send(init)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"2025-06-18"`)) {
+				t.Fatalf("initialize: %s", msg)
+			}
+			send(`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`-32600`)) {
+				t.Fatalf("batch after the handshake: %s, want -32600", msg)
+			}
+			send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":3`)) {
+				t.Fatalf("ping after the batch: %s", msg)
+			}
 			_ = toServer.Close()
 			if err := waitServe(t, done); err != nil {
 				t.Fatalf("ServeStdio: %v", err)
