@@ -56,7 +56,7 @@ type parts struct {
 	core  string  // structured fragment (see HitCost.JSONTokens)
 	block string  // rendered block ("" without a render)
 	it    item    // the hit as the renderers see it
-	cost  HitCost // its fingerprints (the counts are set by estimate)
+	cost  HitCost // fingerprints only: estimate copies it into f.costs with the counts
 }
 
 // partsOf builds the parts of h, whole: Truncated false, and no text in the

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/tychora/tychora/query"
@@ -424,7 +425,10 @@ func (f *fitter) estimate(k int) (int, error) {
 		}
 		h := f.headers(i)
 		base := f.pre[i] + sep + f.ren[i] + h + f.tailEst
-		room := f.max + slack - base
+		room := f.max - base
+		if room < math.MaxInt-slack { // max may be huge (a setting)
+			room += slack
+		}
 		core, exact := f.t.upTo(p.core, room)
 		if !exact {
 			return base + core, nil

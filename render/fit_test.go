@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -516,5 +517,25 @@ func TestFitLongLastHit(t *testing.T) {
 	}
 	if cut < 12 {
 		t.Errorf("the long hit was cut in %d of 24 answers, want most", cut)
+	}
+}
+
+// TestFitHugeBudget: a budget near the largest int (default_max_tokens has
+// no upper bound) keeps every hit whole, without overflowing the room
+// left for the next hit.
+func TestFitHugeBudget(t *testing.T) {
+	hits := realisticHits(4)
+	long := strings.Repeat("\tx := compute(ctx, \"value\") // naïve\n", 200)
+	hits[3].Text = &long
+	for _, f := range formats {
+		in := FitInput{Result: benchResult(hits), MaxTokens: math.MaxInt, Format: f}
+		out, err := Fit(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFit(t, in, out)
+		if len(out.Result.Hits) != len(hits) || out.Result.Truncated {
+			t.Fatalf("%s: kept %d of %d hits, truncated %v", f, len(out.Result.Hits), len(hits), out.Result.Truncated)
+		}
 	}
 }

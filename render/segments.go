@@ -137,9 +137,11 @@ const boundStep = 512
 // upTo counts s while the count stays within limit: it returns the exact
 // count and true, or, once more than limit tokens are counted, that
 // partial count (above limit and at most the exact one) and false. A
-// string longer than 2*boundStep bytes is counted in pieces of about
-// boundStep bytes cut where they split, so the hit that ends an answer is
-// not tokenized whole only to learn that it does not fit.
+// string longer than 2*boundStep bytes is counted in pieces of at least
+// boundStep bytes, each ending at the first position after that where it
+// splits (text without such positions, CJK say, stays one piece), so the
+// hit that ends an answer is not tokenized whole only to learn that it
+// does not fit.
 func (t *tally) upTo(s string, limit int) (int, bool) {
 	if n, ok := t.memo[s]; ok {
 		return n, true

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -231,6 +233,47 @@ func TestTallySum(t *testing.T) {
 		}
 		if got, want := newTally(c).sum(segs), refCount(t, "", strings.Join(segs, "")); got != want {
 			t.Fatalf("sum(%q) = %d, want %d", segs, got, want)
+		}
+	}
+}
+
+// TestUpToMatchesCount checks counting by pieces against whole counts on
+// long generated text, raw and JSON-escaped, in both encodings: exact
+// when it says so, and between the limit and the whole count when it
+// stops early. It keeps the splitting rules honest on text like hits'.
+func TestUpToMatchesCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 300
+	if testing.Short() || raceEnabled {
+		n = 60
+	}
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			var b strings.Builder
+			for b.Len() < 1100+r.IntN(4000) {
+				if tx := genText(r); tx != nil {
+					b.WriteString(*tx)
+				}
+				b.WriteString("\n")
+			}
+			s := b.String()
+			if i%2 == 1 {
+				j, _ := json.Marshal(s)
+				s = string(j)
+			}
+			whole := c.Count(s)
+			if got, exact := newTally(c).upTo(s, math.MaxInt); !exact || got != whole {
+				t.Fatalf("%s %d: upTo = %d (exact %v), Count = %d, on %q", name, i, got, exact, whole, s)
+			}
+			limit := r.IntN(whole + 1)
+			got, exact := newTally(c).upTo(s, limit)
+			if exact && got != whole || !exact && (got <= limit || got > whole) {
+				t.Fatalf("%s %d: upTo(limit %d) = %d (exact %v), Count = %d", name, i, limit, got, exact, whole)
+			}
 		}
 	}
 }
