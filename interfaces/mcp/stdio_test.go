@@ -238,6 +238,30 @@ func TestStdioBadFrames(t *testing.T) {
 	}
 }
 
+// rawStdio serves svc on stdio pipes for a test speaking raw JSON-RPC: it
+// returns the frames read, a function sending one line, and one that
+// ends the input and checks ServeStdio returned nil.
+func rawStdio(t *testing.T, svc interfaces.Service) (frames, func(string), func()) {
+	t.Helper()
+	toServer, fromServer, done := stdioPipes(t, testCtx(t), svc, ownerP)
+	sc := bufio.NewScanner(fromServer)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(toServer, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := func() {
+		t.Helper()
+		_ = toServer.Close()
+		if err := waitServe(t, done); err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	}
+	return frames{t, sc}, send, end
+}
+
 // TestStdioBatchAfterHandshake: a JSON-RPC batch is answered as the
 // negotiated version wants — refused with -32600 after a handshake for
 // 2025-06-18 or later (the session goes on), served after one for
@@ -246,16 +270,7 @@ func TestStdioBatchAfterHandshake(t *testing.T) {
 	own := startOwner(t)
 	for _, version := range []string{"2025-11-25", "2025-06-18", "2099-01-01", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
-			toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
-			sc := bufio.NewScanner(fromServer)
-			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-			f := frames{t, sc}
-			send := func(s string) {
-				t.Helper()
-				if _, err := io.WriteString(toServer, s+"\n"); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f, send, end := rawStdio(t, own.Service())
 			send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":1`)) {
 				t.Fatalf("initialize: %s", msg)
@@ -296,10 +311,7 @@ func TestStdioBatchAfterHandshake(t *testing.T) {
 			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":7`)) {
 				t.Fatalf("ping at the end: %s", msg)
 			}
-			_ = toServer.Close()
-			if err := waitServe(t, done); err != nil {
-				t.Fatalf("ServeStdio: %v", err)
-			}
+			end()
 		})
 	}
 }
@@ -314,16 +326,7 @@ func TestStdioBatchlessHandshakes(t *testing.T) {
 	own := startOwner(t)
 	params := `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}`
 	{
-		toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
-		sc := bufio.NewScanner(fromServer)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		f := frames{t, sc}
-		send := func(s string) {
-			t.Helper()
-			if _, err := io.WriteString(toServer, s+"\n"); err != nil {
-				t.Fatal(err)
-			}
-		}
+		f, send, end := rawStdio(t, own.Service())
 		send(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}]`)
 		if msg := f.next(); !bytes.Contains(msg, []byte(`-32600`)) {
 			t.Fatalf("initialize in a batch: %s, want -32600", msg)
@@ -332,26 +335,14 @@ func TestStdioBatchlessHandshakes(t *testing.T) {
 		if msg := f.next(); !bytes.Contains(msg, []byte(`"id":2`)) || !bytes.Contains(msg, []byte(`"2025-06-18"`)) {
 			t.Fatalf("initialize after the refused batch: %s", msg)
 		}
-		_ = toServer.Close()
-		if err := waitServe(t, done); err != nil {
-			t.Fatalf("ServeStdio: %v", err)
-		}
+		end()
 	}
 	for name, init := range map[string]string{
 		"escaped":      `{"jsonrpc":"2.0","id":1,"method":"initializ\u0065","params":` + params + `}`,
 		"case of keys": `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","ProtocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			toServer, fromServer, done := stdioPipes(t, testCtx(t), own.Service(), ownerP)
-			sc := bufio.NewScanner(fromServer)
-			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-			f := frames{t, sc}
-			send := func(s string) {
-				t.Helper()
-				if _, err := io.WriteString(toServer, s+"\n"); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f, send, end := rawStdio(t, own.Service())
 			send(init)
 			if msg := f.next(); !bytes.Contains(msg, []byte(`"2025-06-18"`)) {
 				t.Fatalf("initialize: %s", msg)
@@ -364,10 +355,7 @@ func TestStdioBatchlessHandshakes(t *testing.T) {
 			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":3`)) {
 				t.Fatalf("ping after the batch: %s", msg)
 			}
-			_ = toServer.Close()
-			if err := waitServe(t, done); err != nil {
-				t.Fatalf("ServeStdio: %v", err)
-			}
+			end()
 		})
 	}
 }
