@@ -385,7 +385,7 @@ func TestHostileRequests(t *testing.T) {
 			r.body = bytes.Replace(r.body, []byte(`"2.0"`), []byte(`"1.0"`), 1)
 		}), want{badReq, "", -32600}},
 		{"mcp batch array", hostileRequest{method: "POST", target: "/mcp/", hdr: []string{"Accept: application/json, text/event-stream", "Mcp-Protocol-Version: 2025-11-25"},
-			body: []byte(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)}, want{badReq, "", 0}},
+			body: []byte(`[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)}, want{badReq, "", -32600}},
 		{"mcp unknown tool", toolCall("rm_rf", `{}`), want{badReq, "", -32602}},
 		{"mcp tool arguments of the wrong type", toolCall("search", `{"request":{"question":["x"]}}`), want{http.StatusOK, invalid, 0}},
 		{"mcp no token", with(toolCall("discover", `{"request":{"subject":"sources"}}`), func(r *hostileRequest) { r.token = "-" }), want{unauth, noAuth, 0}},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -355,6 +356,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if code, msg := checkJSONRPC(body); code != 0 {
 			writeRPCError(w, code, msg)
+			return
+		}
+		if v := r.Header.Get("Mcp-Protocol-Version"); bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) && v >= "2025-06-18" &&
+			(slices.Contains(mcp.SupportedProtocolVersions(), v) || v >= statelessSince) {
+			// The SDK refuses it too, with a plain-text 400.
+			writeRPCError(w, rpcInvalidRequest, "Invalid Request: protocol version "+v+" has no JSON-RPC batches: send one message per request")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -2,6 +2,7 @@ package mcpapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -258,6 +259,31 @@ func TestHTTPWireEscapesHTML(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"}},`+meta+`}}`)
 	if got := decodeRPC(t, msg).Result.StructuredContent; string(got) != `{"run_id":"a\u003cb"}` {
 		t.Fatalf("the SDK sent %s", got)
+	}
+}
+
+// TestHTTPBatches: a batch under a version with batches (2025-03-26, the
+// default without a version header) is served; under 2025-06-18 and
+// later it is a JSON-RPC -32600, as every other malformed message.
+func TestHTTPBatches(t *testing.T) {
+	own := startOwner(t)
+	url := own.URL() + "/mcp/"
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}]`
+	resp, msg := rawPost(t, url, own.Token(), nil, batch)
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(msg, []byte(`"protocolVersion":"2025-03-26"`)) {
+		t.Fatalf("batch under 2025-03-26: %d %s", resp.StatusCode, msg)
+	}
+	for _, v := range []string{"2025-06-18", "2025-11-25"} {
+		resp, msg := rawPost(t, url, own.Token(), map[string]string{"Mcp-Protocol-Version": v}, " \n"+batch)
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(msg, &m) != nil || string(m.ID) != "null" || m.Error.Code != -32600 {
+			t.Fatalf("batch under %s: %d %s, want 400 and -32600", v, resp.StatusCode, msg)
+		}
 	}
 }
 
