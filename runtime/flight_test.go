@@ -4,40 +4,21 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
 )
 
 // TestIdenticalSearchesRankOnce: the same question asked by several
 // callers at once is ranked once, and every caller gets a whole answer
 // with its own run id.
 func TestIdenticalSearchesRankOnce(t *testing.T) {
-	dir := newWorkspace(t)
-	own, err := Start(context.Background(), Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Close(context.Background())
-	ctx := OwnerContext(context.Background())
-	svc := own.Service()
-	docs := filepath.Join(filepath.Dir(dir), "docs")
-	if err := os.MkdirAll(docs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(docs, "harbour.md"), []byte("# Harbour\n\nThe pilot boards at the outer buoy.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := svc.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: docs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if j := waitJob(t, own, res.Job.ID); j.State != "succeeded" {
-		t.Fatalf("ingest: %+v", j)
-	}
+	own, svc, ctx := harbourOwner(t)
 
 	// Hold every ranking slot, so that the callers all miss the cache
 	// and wait before any ranking runs.
@@ -85,5 +66,53 @@ func TestIdenticalSearchesRankOnce(t *testing.T) {
 	}
 	if n := own.rankings.Load() - before; n != 1 {
 		t.Fatalf("%d rankings for %d identical questions asked at once, want 1", n, callers)
+	}
+}
+
+// harbourOwner starts an owner holding one small markdown file about a
+// harbour pilot, and returns it, its Service and an owner context.
+func harbourOwner(t *testing.T) (*Owner, interfaces.Service, context.Context) {
+	t.Helper()
+	dir := newWorkspace(t)
+	own, err := Start(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close(context.Background()) })
+	ctx := OwnerContext(context.Background())
+	svc := own.Service()
+	docs := filepath.Join(filepath.Dir(dir), "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "harbour.md"), []byte("# Harbour\n\nThe pilot boards at the outer buoy.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: docs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitJob(t, own, res.Job.ID); j.State != "succeeded" {
+		t.Fatalf("ingest: %+v", j)
+	}
+	return own, svc, ctx
+}
+
+// TestSharedRankingPanic: a panic inside a ranking (here: the engine gone)
+// is an INTERNAL error for the caller, with nothing of the panic in its
+// message, and the owner goes on serving.
+func TestSharedRankingPanic(t *testing.T) {
+	own, svc, ctx := harbourOwner(t)
+	req := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "where does the pilot board"}}
+	engine := own.engine
+	own.engine = nil
+	_, err := svc.Search(ctx, req)
+	own.engine = engine
+	if workspace.ErrorCode(err) != workspace.CodeInternal || strings.Contains(workspace.ErrorMessage(err), "nil pointer") {
+		t.Fatalf("a panicking ranking: %v, want a sanitized INTERNAL error", err)
+	}
+	out, err := svc.Search(ctx, req)
+	if err != nil || len(out.Result.Hits) == 0 {
+		t.Fatalf("after the panic: %v, %d hits", err, len(out.Result.Hits))
 	}
 }
