@@ -67,6 +67,7 @@ cpu_s() { # cpu_s NAME: user + system seconds, when /usr/bin/time ran
 
 run fts -mode fts -dir "$work/corpus" -db "$work/fts.db"
 run pipeline -mode pipeline -dir "$work/corpus" -workspace "$work/ws"
+run rows -mode fts-rows -workspace "$work/ws" -db "$work/rows.db" # the rows the pipeline indexed, FTS5 alone
 run resync -mode resync -dir "$work/corpus" -workspace "$work/ws"
 run rewrite -mode rewrite -dir "$work/corpus" -workspace "$work/ws" # changes every file of the copy
 
@@ -89,7 +90,10 @@ printf 'resync    %7s files (unchanged) in %s s, %s MB RSS\n' "$(field "$work/re
 	"$(awk "BEGIN{printf \"%.3f\", $(field "$work/resync.json" seconds)}")" "$(( $(rss_kb resync) / 1024 ))"
 printf 'rewrite   %7s files (every one changed) in %s s, %s s cpu, %s MB RSS\n' "$(field "$work/rewrite.json" files)" \
 	"$(awk "BEGIN{printf \"%.2f\", $(field "$work/rewrite.json" seconds)}")" "$(cpu_s rewrite)" "$(( $(rss_kb rewrite) / 1024 ))"
+printf 'fts-rows  %7s units, the same rows into an FTS5 table like the index: %s s, %s s cpu\n' "$(field "$work/rows.json" units)" \
+	"$(awk "BEGIN{printf \"%.2f\", $(field "$work/rows.json" seconds)}")" "$(cpu_s rows)"
 echo "pipeline / raw FTS5 throughput: $(awk "BEGIN{printf \"%.0f%%\", 100*$pipe_mbs/$fts_mbs}") (target >= 60%)"
+echo "pipeline / FTS5 insert of the same rows: $(awk "BEGIN{printf \"%.0f%%\", 100*$(field "$work/rows.json" seconds)/$(field "$work/pipeline.json" seconds)}")"
 grep -h "sync applied" "$work/pipeline.time" | sed 's/.*\(walk_ms=\)/phases: \1/' || true
 echo "then the index merge a sync job runs after it (searchable before): $(field "$work/pipeline.json" optimize_seconds) s"
 
