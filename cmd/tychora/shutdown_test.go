@@ -444,7 +444,9 @@ func sessionError(err error, stopping bool) (string, string) {
 	case !stopping:
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF):
 		return "refused", ""
-	case strings.Contains(err.Error(), "503"):
+	case strings.Contains(err.Error(), "503"), strings.Contains(err.Error(), http.StatusText(http.StatusServiceUnavailable)):
+		// The go-sdk names a 503 by its status text only ("rejected by
+		// transport: ...: Service Unavailable").
 		return "unavailable", ""
 	}
 	return "", fmt.Sprintf("mcp-session (stopping %v): %v", stopping, err)
