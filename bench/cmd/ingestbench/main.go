@@ -170,25 +170,13 @@ func rawFTS(ctx context.Context, corpus, dbPath string, maxFile int64) (result, 
 	if dbPath == "" {
 		return result{}, errors.New("-db is required")
 	}
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	var start time.Time
+	tx, ins, done, err := bulkInsert(ctx, dbPath, []string{`CREATE VIRTUAL TABLE docs USING fts5(path, body)`},
+		`INSERT INTO docs(path, body) VALUES (?, ?)`, &start)
 	if err != nil {
 		return result{}, err
 	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE docs USING fts5(path, body)`); err != nil {
-		return result{}, err
-	}
-	start := time.Now()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return result{}, err
-	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs(path, body) VALUES (?, ?)`)
-	if err != nil {
-		return result{}, err
-	}
+	defer done()
 	var r result
 	r.Mode = "fts"
 	err = filepath.WalkDir(corpus, func(p string, d fs.DirEntry, err error) error {
@@ -277,31 +265,16 @@ func rawRows(ctx context.Context, ws, dbPath string) (result, error) {
 	}
 	r.Units = int64(len(rows))
 
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
-	if err != nil {
-		return result{}, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	for _, stmt := range []string{
+	var start time.Time
+	tx, ins, done, err := bulkInsert(ctx, dbPath, []string{
 		`CREATE VIRTUAL TABLE f USING fts5(title, heading_path, path, text, code_terms, content = '', contentless_delete = 1,
 			tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'")`,
 		`INSERT INTO f(f, rank) VALUES ('hashsize', 33554432)`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return result{}, err
-		}
-	}
-	start := time.Now()
-	tx, err := db.BeginTx(ctx, nil)
+	}, `INSERT INTO f(rowid, title, heading_path, path, text, code_terms) VALUES (?, ?, ?, ?, ?, ?)`, &start)
 	if err != nil {
 		return result{}, err
 	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO f(rowid, title, heading_path, path, text, code_terms) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return result{}, err
-	}
+	defer done()
 	for _, x := range rows {
 		if _, err := ins.ExecContext(ctx, x.seq, x.title, x.heading, x.path, x.text, x.codeTerms); err != nil {
 			return result{}, err
@@ -312,6 +285,37 @@ func rawRows(ctx context.Context, ws, dbPath string) (result, error) {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	return r, nil
+}
+
+// bulkInsert creates the database at dbPath (WAL, synchronous NORMAL) with
+// schema, sets *start, then begins the one transaction of a bulk insert
+// and prepares insert in it. done closes it all (rolling back what was
+// not committed).
+func bulkInsert(ctx context.Context, dbPath string, schema []string, insert string, start *time.Time) (*sql.Tx, *sql.Stmt, func(), error) {
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db.SetMaxOpenConns(1)
+	for _, stmt := range schema {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			return nil, nil, nil, err
+		}
+	}
+	*start = time.Now()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	ins, err := tx.PrepareContext(ctx, insert)
+	if err != nil {
+		tx.Rollback()
+		db.Close()
+		return nil, nil, nil, err
+	}
+	return tx, ins, func() { tx.Rollback(); db.Close() }, nil
 }
 
 // peakRSS reads VmHWM (kB) from /proc/self/status; 0 when unavailable.
