@@ -77,7 +77,9 @@ func (c *Cursors) Seal(kind, scope string, payload any) (string, error) {
 // Open verifies cursor for kind and scope and decodes its payload into v.
 func (c *Cursors) Open(kind, scope, cursor string, v any) error {
 	bad := Errorf(CodeInvalidArgument, "invalid cursor: pass next_cursor from the previous page of the same request")
-	if len(cursor) > maxCursorLen {
+	// The decoder skips "\r" and "\n" in every mode: refused here, so that
+	// one cursor has one spelling.
+	if len(cursor) > maxCursorLen || strings.ContainsAny(cursor, "\r\n") {
 		return bad
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
