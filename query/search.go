@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tychora/tychora/workspace"
@@ -23,10 +22,6 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
-	// MmapBytes, when positive, is the mmap_size a search sets on its read
-	// connection; 0 leaves the connection as the read pool opened it
-	// (workspace.ReadMmapBytes).
-	MmapBytes int64
 
 	stats statsCache
 	stmts stmtCache
@@ -257,12 +252,6 @@ func (e *Engine) begin(ctx context.Context) (*sql.Tx, func(), error) {
 	conn, err := e.DB.R.Conn(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: %w", err)
-	}
-	if n := e.MmapBytes; n > 0 {
-		if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = "+strconv.FormatInt(n, 10)); err != nil {
-			conn.Close()
-			return nil, nil, fmt.Errorf("search: %w", err)
-		}
 	}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
