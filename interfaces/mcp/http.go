@@ -358,10 +358,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, code, msg)
 			return
 		}
-		if v := r.Header.Get("Mcp-Protocol-Version"); bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) && v >= "2025-06-18" &&
-			(slices.Contains(mcp.SupportedProtocolVersions(), v) || v >= statelessSince) {
-			// The SDK refuses it too, with a plain-text 400.
-			writeRPCError(w, rpcInvalidRequest, "Invalid Request: protocol version "+v+" has no JSON-RPC batches: send one message per request")
+		if v := r.Header.Get("Mcp-Protocol-Version"); (slices.Contains(mcp.SupportedProtocolVersions(), v) || v >= statelessSince) &&
+			!batchesAllowed(v) && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
+			// The SDK refuses it too, with a plain-text 400. (An unknown
+			// version is the SDK's to refuse; the header is not echoed.)
+			writeRPCError(w, rpcInvalidRequest, "Invalid Request: protocol version 2025-06-18 and later have no JSON-RPC batches: send one message per request")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
