@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"strings"
 
 	"github.com/tychora/tychora/query"
@@ -425,10 +424,9 @@ func (f *fitter) estimate(k int) (int, error) {
 		}
 		h := f.headers(i)
 		base := f.pre[i] + sep + f.ren[i] + h + f.tailEst
-		room := f.max - base
-		if room < math.MaxInt-slack { // max may be huge (a setting)
-			room += slack
-		}
+		// In range even for a max of MaxInt: base exceeds slack (the tail
+		// alone does), and wrapping in between cancels out.
+		room := f.max + slack - base
 		core, exact := f.t.upTo(p.core, room)
 		if !exact {
 			return base + core, nil

@@ -520,9 +520,8 @@ func TestFitLongLastHit(t *testing.T) {
 	}
 }
 
-// TestFitHugeBudget: a budget near the largest int (default_max_tokens has
-// no upper bound) keeps every hit whole, without overflowing the room
-// left for the next hit.
+// TestFitHugeBudget: a budget of the largest int (default_max_tokens has
+// no upper bound) keeps every hit whole.
 func TestFitHugeBudget(t *testing.T) {
 	hits := realisticHits(4)
 	long := strings.Repeat("\tx := compute(ctx, \"value\") // naïve\n", 200)
