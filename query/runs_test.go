@@ -104,9 +104,41 @@ func TestRecorderKeepsTheNewest(t *testing.T) {
 	if err := db.R.QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	// Trimmed at 2,000 runs written to 50, then 500 more written.
+	// Trims fall where the flushes (the test's and the recorder's own
+	// ticker) put them: at most trimEvery runs are written past keep.
 	if n < 50 || n > 50+trimEvery {
 		t.Fatalf("%d runs kept, want between 50 and %d", n, 50+trimEvery)
+	}
+	// Exactly: once trimEvery runs are written, the next flush cuts back
+	// to keep; the flushes after it do not, until trimEvery more.
+	count := func() int {
+		t.Helper()
+		if err := r.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.R.QueryRow(`SELECT count(*) FROM runs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	record := func(k int) {
+		for range k {
+			id := NewRunID()
+			ids = append(ids, id)
+			r.Record(Run{ID: id, CreatedAt: time.Now(), Principal: "alice", RequestHash: "h"})
+		}
+	}
+	r.flushMu.Lock()
+	r.sinceTrim = trimEvery
+	r.flushMu.Unlock()
+	record(1)
+	if n := count(); n != 50 {
+		t.Fatalf("%d runs after a trim, want 50", n)
+	}
+	record(10)
+	if n := count(); n != 60 {
+		t.Fatalf("%d runs ten runs after a trim, want 60", n)
 	}
 	if _, err := r.GetRun(ctx, alice, ids[len(ids)-1]); err != nil {
 		t.Fatalf("the newest run: %v", err)

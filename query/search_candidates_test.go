@@ -35,11 +35,12 @@ func TestPlanProbesDeadClause(t *testing.T) {
 		t.Errorf("no probe looks for the words that match: %+v", probes)
 	}
 	// A rare clause the pool cannot fill from leaves room for the common
-	// ones after it.
+	// ones after it: a fill probe that runs only when the pool is short
+	// of a page (topUp).
 	clauses[0].df, clauses[0].scan = 3, 3
 	probes = planProbes(prof, n, clauses)
-	if last := probes[len(probes)-1]; !last.fill || !strings.Contains(last.match, `"request"`) {
-		t.Errorf("the plan ends with %+v, want a fill probe over the common words", last)
+	if last := probes[len(probes)-1]; !last.fill || !last.topUp || !strings.Contains(last.match, `"request"`) {
+		t.Errorf("the plan ends with %+v, want a top-up fill probe over the common words", last)
 	}
 	// A df of 0 for a token with letters the Go tokenizer may fold
 	// otherwise than FTS5 (Vietnamese "thi\u1ec7u") is no proof: the
