@@ -37,9 +37,16 @@ func TestOptimize(t *testing.T) {
 	for _, q := range []string{"harbour", "tide", "moon", "pilot AND tide"} {
 		before[q] = e.match(q)
 	}
+	segments := func() int { return e.count(`SELECT count(DISTINCT segid) FROM evidence_fts_idx`) }
+	if n := segments(); n < 2 {
+		t.Fatalf("%d segments before the merge, want two or more", n)
+	}
 	ran, err := e.ix.Optimize(ctx)
 	if err != nil || !ran {
 		t.Fatalf("Optimize = %v, %v; want a merge", ran, err)
+	}
+	if n := segments(); n != 1 {
+		t.Errorf("%d segments after the merge, want 1", n)
 	}
 	e.checkFTS()
 	for q, n := range before {
@@ -80,8 +87,9 @@ func TestOptimize(t *testing.T) {
 	}
 }
 
-// TestOptimizeCancelled: a merge cut short leaves the index and the count
-// as they were.
+// TestOptimizeCancelled: Optimize under a context already cancelled
+// merges nothing and keeps the count. (A merge cut short midway rolls
+// back with its transaction; no test reaches that point.)
 func TestOptimizeCancelled(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.OptimizeMinChurn = 1 })
 	e.write("a.md", "# A\n\n"+strings.Repeat("word ", 50)+"\n")
