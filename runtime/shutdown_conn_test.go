@@ -23,7 +23,18 @@ func TestCloseWithUnusedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	time.Sleep(50 * time.Millisecond) // the server has accepted it
+	// Wait until the server has accepted it (it then counts as new).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		own.connMu.Lock()
+		n := len(own.newConns)
+		own.connMu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server holds %d new connections, want 1", n)
+		}
+	}
 	start := time.Now()
 	if err := own.Close(context.Background()); err != nil {
 		t.Fatal(err)
