@@ -359,10 +359,13 @@ func TestFiveStdioProcesses(t *testing.T) {
 			}
 			// The bridges wait for the lock while the owner stops: a
 			// shutdown that waited on its clients' unused connections
-			// took five seconds.
+			// took five seconds. (That only shows when a bridge holds
+			// such a connection at the time: TestCloseWithUnusedConnection
+			// in runtime is the test of it; the bound here is loose for
+			// a slow machine.)
 			took := time.Since(start)
 			t.Logf("the owner exited %v after its stdin closed", took.Round(time.Millisecond))
-			if took > 3*time.Second {
+			if took > 4500*time.Millisecond {
 				t.Errorf("the owner took %v to exit", took)
 			}
 			continue
