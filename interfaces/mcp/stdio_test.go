@@ -300,8 +300,8 @@ func TestStdioBatchAfterHandshake(t *testing.T) {
 			}
 			// A second handshake, refused by the SDK, changes nothing.
 			send(`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":5`)) {
-				t.Fatalf("second initialize: %s", msg)
+			if msg := f.next(); !bytes.Contains(msg, []byte(`"id":5`)) || !bytes.Contains(msg, []byte(`"error"`)) {
+				t.Fatalf("second initialize: %s, want the SDK's error", msg)
 			}
 			send(`[{"jsonrpc":"2.0","id":6,"method":"ping"}]`)
 			if msg := f.next(); bytes.Contains(msg, []byte(`-32600`)) != (version != "2025-03-26") {
@@ -376,10 +376,18 @@ func TestStdioQuietAfterReturn(t *testing.T) {
 	if err := waitServe(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ServeStdio after cancel: %v", err)
 	}
-	// The filter may still be reading: a bad line reaches it or not, but
-	// nothing may come out.
-	go func() { _, _ = io.WriteString(inW, "garbage\n") }()
-	time.Sleep(100 * time.Millisecond)
+	// The filter is still reading: a bad line reaches it, and nothing may
+	// come out. A filter that answered it would go back to reading and
+	// take a second line; one that found its output closed has stopped.
+	if _, err := io.WriteString(inW, "garbage\n"); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan struct{})
+	go func() { _, _ = io.WriteString(inW, "garbage\n"); close(second) }()
+	select {
+	case <-second:
+	case <-time.After(time.Second):
+	}
 	if s := out.String(); s != "" {
 		t.Fatalf("ServeStdio wrote after it returned: %q", s)
 	}
