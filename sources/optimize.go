@@ -20,9 +20,11 @@ import (
 // (docs/ingest.md); it took about a second on that tree.
 //
 // Optimize runs that merge when enough of the index changed since the last
-// one: each applied revision adds the leaves it wrote and removed to a
-// count kept in meta (fts_churn), and Optimize merges once that count
-// reaches Options.OptimizeMinChurn leaves and a tenth of the index. The merge is
+// one: each applied revision adds the leaves it wrote and the evidence
+// rows it removed (leaves, and the documents and sections above them,
+// which were a tenth of the units of Go's tree) to a count kept in meta
+// (fts_churn), and Optimize merges once that count reaches
+// Options.OptimizeMinChurn and a tenth of the index. The merge is
 // one write transaction of its own, after the revision committed: searches
 // see the new revision at once, and only get faster when the merge commits.
 
