@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"sync"
 	"time"
 
@@ -92,8 +93,17 @@ func NewRecorder(db *workspace.DB, full bool, log *slog.Logger) *Recorder {
 	return r
 }
 
-// NewRunID returns a fresh run id.
-func NewRunID() string { return "run_" + uuid.NewString() }
+// NewRunID returns a fresh run id: "run_" and the 128 bits of a random
+// UUID as 39 decimal digits. Every run id then costs the same tokens (each
+// group of three digits is one token in every counter: see
+// TestRunIDTokens), so the smallest answer to a request, which holds its
+// run id, is the same on every call and the minimum an
+// OUTPUT_BUDGET_EXCEEDED error names is one a retry can rely on. A UUID's
+// hex spelling tokenizes to a varying count.
+func NewRunID() string {
+	u := uuid.New()
+	return fmt.Sprintf("run_%039s", new(big.Int).SetBytes(u[:]).String())
+}
 
 // Record queues a run. The request body is dropped unless history is full.
 func (r *Recorder) Record(run Run) {

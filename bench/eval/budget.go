@@ -26,11 +26,12 @@ import (
 // its answer). The hits of the fitted answer (fit.Result.Hits, whole or
 // cut at a line boundary) map to documents by path, as collect does.
 //
-// The ranking is deterministic, the answer not quite: every answer has a
-// new run id (run_ + a UUID) whose token count varies by a few tokens, and
-// so does the room left for hits. Each query is therefore ranked once per
-// budget and fitted -budgetreps times, each fit with a new run id, and the
-// shares are means over those answers (with the range of the counts).
+// The ranking is deterministic, and so is the answer: every answer has a
+// new run id, but every run id costs the same tokens (query.NewRunID), so
+// the room left for hits does not change. Each query is still ranked once
+// per budget and fitted -budgetreps times, each fit with a new run id, and
+// the shares are means over those answers (with the range of the counts);
+// the range is now a check that the answers agree.
 //
 //   - The first relevant document of a query is the best-ranked document
 //     with a qrels grade > 0 in the eval's own ranking of that query (the
