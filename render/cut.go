@@ -151,8 +151,21 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 		return nil, nil
 	}
 	base, err := f.estimate(k)
-	if err != nil || base >= f.max {
+	if err != nil {
 		return nil, err
+	}
+	// The cut answer returns k+1 hits: its tail (next_cursor) is that of
+	// k+1.
+	tk, err := f.tail(k)
+	if err != nil {
+		return nil, err
+	}
+	tk1, err := f.tail(k + 1)
+	if err != nil {
+		return nil, err
+	}
+	if base += tk1 - tk; base >= f.max {
+		return nil, nil
 	}
 	c, err := f.newCut(k, f.max-base+64)
 	if err != nil || c == nil {

@@ -39,6 +39,13 @@ type FitInput struct {
 	// ever disagree, fits again counting whole strings only. It costs one
 	// full count (about 1–3 ms for 4,000 tokens).
 	Verify bool
+	// NextCursor, when set, gives next_cursor for an answer that returns
+	// only the first returned hits of the page (a cut hit counts as
+	// returned), returned < len(Result.Hits): the next page must then start
+	// right after the last hit the client saw, not after the whole page.
+	// An answer with every hit keeps Result.NextCursor. It must give the
+	// same cursor for the same argument within one Fit.
+	NextCursor func(returned int) *string
 }
 
 // FitOutput is a fitted answer: exactly what to send.
@@ -114,11 +121,15 @@ type fitter struct {
 	costs []HitCost
 	frags []*parts
 
-	// Estimates, exact but for the tail: tailEst is the tokens of `}` +
-	// tail with every number at its widest; pre[k] the structured tokens
-	// before that tail and ren[k] the rendered tokens, for k whole hits.
-	tailEst  int
+	// Estimates, exact but for the tail: tails[r] is the tokens of `}` +
+	// tail with every number at its widest for an answer of r hits (its
+	// next_cursor depends on r); pre[k] the structured tokens before that
+	// tail and ren[k] the rendered tokens, for k whole hits.
+	tails    map[int]int
 	pre, ren []int
+	// cursor and cursors: FitInput.NextCursor and its answers by returned.
+	cursor  func(int) *string
+	cursors map[int]*string
 	// guess starts the next fixed point: the last structured count found
 	// or estimated.
 	guess int
@@ -129,7 +140,7 @@ type fitter struct {
 func newFitter(ctx context.Context, c *Counter, in FitInput, whole bool) *fitter {
 	f := &fitter{ctx: ctx, c: c, t: newTally(c), f: in.Format, skel: in.Result,
 		hits: append([]query.Hit(nil), in.Result.Hits...), max: in.MaxTokens,
-		trunc: in.Result.Truncated, in: in.Costs}
+		trunc: in.Result.Truncated, in: in.Costs, cursor: in.NextCursor}
 	f.t.whole = whole
 	if !whole {
 		f.t.shared = in.Memo
@@ -296,6 +307,7 @@ func (f *fitter) grow(out *FitOutput, k int) (*FitOutput, error) {
 // structured and rendered counts.
 func (f *fitter) skeleton(p plan, s, r int) query.QueryResult {
 	res := f.skel
+	res.NextCursor = f.cursorAt(p.returned())
 	res.Truncated = f.trunc || p.returned() < f.n || p.cut >= 0
 	res.Budget = query.BudgetInfo{MaxTokens: f.max, UsedTokens: s + r, Counter: f.c.name,
 		Target: Target, RenderTarget: f.f.Target()}
@@ -384,21 +396,51 @@ func headSegs(head string) []string {
 	return []string{head[:at], head[at:]}
 }
 
-// startEstimates sets tailEst — the tokens of `}` + tail with every number
-// at its widest (max_tokens for the counts, n hits returned), truncated or
-// not — and the estimate of zero hits.
-func (f *fitter) startEstimates() error {
-	for _, cut := range []int{-1, 0} {
-		p := plan{k: f.n, cut: cut}
-		if cut >= 0 {
-			p.k = f.n - 1
-		}
+// cursorAt is next_cursor for an answer of returned hits.
+func (f *fitter) cursorAt(returned int) *string {
+	if f.cursor == nil || returned >= f.n {
+		return f.skel.NextCursor
+	}
+	if c, ok := f.cursors[returned]; ok {
+		return c
+	}
+	if f.cursors == nil {
+		f.cursors = map[int]*string{}
+	}
+	c := f.cursor(returned)
+	f.cursors[returned] = c
+	return c
+}
+
+// tail is the tokens of `}` + tail for an answer of r hits with every
+// number at its widest (max_tokens for the counts, n hits returned),
+// truncated or not. Without FitInput.NextCursor every r has the same tail.
+func (f *fitter) tail(r int) (int, error) {
+	if f.cursor == nil || r >= f.n {
+		r = f.n
+	}
+	if t, ok := f.tails[r]; ok {
+		return t, nil
+	}
+	ps := []plan{{k: r, cut: -1}}
+	if r > 0 {
+		ps = append(ps, plan{k: r - 1, cut: 0})
+	}
+	t := 0
+	for _, p := range ps {
 		_, tail, err := f.split(f.skeleton(p, f.max, f.max))
 		if err != nil {
-			return err
+			return 0, err
 		}
-		f.tailEst = max(f.tailEst, f.t.sum(splitNumbers(`}`+tail)))
+		t = max(t, f.t.sum(splitNumbers(`}`+tail)))
 	}
+	f.tails[r] = t
+	return t, nil
+}
+
+// startEstimates sets the estimate of zero hits.
+func (f *fitter) startEstimates() error {
+	f.tails = map[int]int{}
 	head, _, err := f.split(f.skeleton(plan{k: f.n, cut: -1}, f.max, f.max))
 	if err != nil {
 		return err
@@ -423,7 +465,11 @@ func (f *fitter) estimate(k int) (int, error) {
 			sep = f.t.count(`},{"`)
 		}
 		h := f.headers(i)
-		base := f.pre[i] + sep + f.ren[i] + h + f.tailEst
+		tail, err := f.tail(i + 1)
+		if err != nil {
+			return 0, err
+		}
+		base := f.pre[i] + sep + f.ren[i] + h + tail
 		// In range even for a max of MaxInt: base exceeds slack (the tail
 		// alone does), and wrapping in between cancels out.
 		room := f.max + slack - base
@@ -440,8 +486,12 @@ func (f *fitter) estimate(k int) (int, error) {
 		f.pre = append(f.pre, f.pre[i]+sep+core)
 		f.ren = append(f.ren, f.ren[i]+block+h)
 	}
-	f.guess = f.pre[k] + f.tailEst
-	return f.pre[k] + f.ren[k] + f.tailEst, nil
+	tail, err := f.tail(k)
+	if err != nil {
+		return 0, err
+	}
+	f.guess = f.pre[k] + tail
+	return f.pre[k] + f.ren[k] + tail, nil
 }
 
 // headers counts the hierarchical-evidence@1 elements hit i opens (and

@@ -214,6 +214,24 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 	if want := in.Result.Truncated || cut || len(res.Hits) < len(hits); res.Truncated != want {
 		t.Fatalf("truncated = %v, want %v", res.Truncated, want)
 	}
+	want := in.Result.NextCursor
+	if in.NextCursor != nil && len(res.Hits) < len(hits) {
+		want = in.NextCursor(len(res.Hits))
+	}
+	if deref(res.NextCursor) != deref(want) {
+		t.Fatalf("next_cursor %s after %d of %d hits, want %s", deref(res.NextCursor), len(res.Hits), len(hits), deref(want))
+	}
+}
+
+// cursorsFor stands for a search's page cursors: a cursor of its own
+// length and content for every count of hits returned, as sealed cursors
+// are.
+func cursorsFor(seed uint64) func(int) *string {
+	return func(n int) *string {
+		r := rand.New(rand.NewPCG(seed, uint64(n)))
+		c := fmt.Sprintf("c%d.", n) + randomString(r, 2+r.IntN(30))
+		return &c
+	}
 }
 
 // checkRendered finds the text: the hits as shown, the last one whole or
@@ -269,6 +287,9 @@ func TestFitProperties(t *testing.T) {
 		for fi, f := range formats {
 			counter := []string{"o200k_base", "cl100k_base"}[(c+fi)%2]
 			in := FitInput{Result: res, Counter: counter, Format: f}
+			if r.IntN(2) == 0 {
+				in.NextCursor = cursorsFor(r.Uint64())
+			}
 			least := minimum(t, in)
 			in.MaxTokens = 1 << 30
 			all, err := Fit(ctx, in)
@@ -535,6 +556,25 @@ func TestFitHugeBudget(t *testing.T) {
 		checkFit(t, in, out)
 		if len(out.Result.Hits) != len(hits) || out.Result.Truncated {
 			t.Fatalf("%s: kept %d of %d hits, truncated %v", f, len(out.Result.Hits), len(hits), out.Result.Truncated)
+		}
+	}
+}
+
+// TestRunIDTokens: every run id costs the same tokens in every counter, in
+// the place it travels, so that the smallest answer to a request does not
+// change from one asking to the next.
+func TestRunIDTokens(t *testing.T) {
+	for _, info := range Counters() {
+		c, err := CounterFor(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[int]int{}
+		for range 3000 {
+			counts[c.Count(`{"run_id":"`+query.NewRunID()+`","request":{"question":"x"}}`)]++
+		}
+		if len(counts) != 1 {
+			t.Errorf("%s: run ids cost %v tokens (count: ids)", info.Name, counts)
 		}
 	}
 }

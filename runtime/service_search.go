@@ -134,11 +134,12 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 			TotalMatches: r.TotalMatches,
 			NextCursor:   r.NextCursor,
 		},
-		Costs:     entry.costsFor(format, counter),
-		Memo:      own.memo,
-		MaxTokens: maxTokens,
-		Counter:   counter,
-		Format:    format,
+		Costs:      entry.costsFor(format, counter),
+		Memo:       own.memo,
+		MaxTokens:  maxTokens,
+		Counter:    counter,
+		Format:     format,
+		NextCursor: own.pageCursor(p, &r),
 	})
 	if err != nil {
 		return interfaces.SearchOutput{}, err
@@ -161,6 +162,26 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		out.Rendered = &fit.Rendered
 	}
 	return out, nil
+}
+
+// pageCursor gives render.Fit the next page's cursor when the budget
+// returns only part of the page: the next page starts right after the last
+// hit returned, so that paging never skips what a budget left out. When no
+// hit fits at all, it starts one further (that hit cannot fit this budget,
+// and a cursor back to the same page would never end).
+func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *string {
+	return func(returned int) *string {
+		next := max(returned, 1)
+		if next >= len(r.Hits) {
+			return r.NextCursor
+		}
+		c, err := own.engine.PageCursor(p, r.Request, r.Offset+next)
+		if err != nil {
+			own.log.Error("seal search cursor", "err", err)
+			return nil
+		}
+		return &c
+	}
 }
 
 // rank runs the engine through a FIFO gate. A ranking holds a read
