@@ -33,6 +33,12 @@ type Discoverer struct {
 	// Extra answers subjects this package does not know yet (models, from
 	// the token counters); nil for none.
 	Extra func(ctx context.Context, p workspace.Principal, subject string) ([]any, bool, error)
+	// Runs lists discover runs a page at a time: up to limit runs p may
+	// see, newest first, recorded before the run numbered before (0: from
+	// the newest), and the before of the next page (0: none). Its pages do
+	// not shift when searches are recorded meanwhile. Nil leaves runs to
+	// Extra.
+	Runs func(ctx context.Context, p workspace.Principal, before int64, limit int) ([]any, int64, error)
 }
 
 // DiscoverPage is one page of items.
@@ -48,6 +54,11 @@ const (
 
 type offsetCursor struct {
 	Offset int `json:"o"`
+}
+
+// runsCursor continues discover runs before a run number.
+type runsCursor struct {
+	Before int64 `json:"b"`
 }
 
 // SettingItem is one item of discover settings.
@@ -74,6 +85,9 @@ func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subjec
 		return DiscoverPage{}, workspace.Errorf(workspace.CodeInvalidArgument, "limit must be between 1 and %d", maxDiscoverLimit)
 	}
 	scope := workspace.ScopeKey(p) + "|" + subject
+	if subject == SubjectRuns && d.Runs != nil {
+		return d.runs(ctx, p, scope, cursor, limit)
+	}
 	var cur offsetCursor
 	if cursor != "" {
 		if err := d.Cursors.Open("discover", scope, cursor, &cur); err != nil {
@@ -95,6 +109,35 @@ func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subjec
 			}
 			page.NextCursor = &c
 		}
+	}
+	return page, nil
+}
+
+// runs pages discover runs by run number (Discoverer.Runs).
+func (d *Discoverer) runs(ctx context.Context, p workspace.Principal, scope, cursor string, limit int) (DiscoverPage, error) {
+	var cur runsCursor
+	if cursor != "" {
+		if err := d.Cursors.Open("discover", scope, cursor, &cur); err != nil {
+			return DiscoverPage{}, err
+		}
+		if cur.Before <= 0 {
+			return DiscoverPage{}, workspace.Errorf(workspace.CodeInvalidArgument, "invalid cursor: pass next_cursor from the previous page of the same request")
+		}
+	}
+	items, next, err := d.Runs(ctx, p, cur.Before, limit)
+	if err != nil {
+		return DiscoverPage{}, err
+	}
+	page := DiscoverPage{Items: items}
+	if page.Items == nil {
+		page.Items = []any{}
+	}
+	if next > 0 {
+		c, err := d.Cursors.Seal("discover", scope, runsCursor{Before: next})
+		if err != nil {
+			return DiscoverPage{}, err
+		}
+		page.NextCursor = &c
 	}
 	return page, nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +41,20 @@ type Run struct {
 	Truncated    bool          `json:"truncated"`
 	DurationUS   int64         `json:"duration_us"`
 	ReplayOf     *string       `json:"replay_of"`
+	// Collections are the collections the run searched (the request's
+	// collections filter, else the caller's reach); nil for all. Who may
+	// see the run depends on them (canSeeRun).
+	Collections []string `json:"collections"`
+}
+
+// RunCollections are the collections a search by p with request norm
+// reaches: the collections filter when it names some (the engine refuses
+// one outside p's reach), else p's collections; nil for all.
+func RunCollections(p workspace.Principal, norm QueryRequest) []string {
+	if f := norm.Filters; f != nil && len(f.Collections) > 0 {
+		return slices.Clone(f.Collections)
+	}
+	return slices.Clone(p.Collections)
 }
 
 // RequestHash is the hex sha256 of the normalized request's JSON.
@@ -159,7 +174,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	defer tx.Rollback()
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO runs(id, created_at, principal, request_hash, request, render, hits,
-		total_matches, used_tokens, truncated, duration_us, replay_of) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		total_matches, used_tokens, truncated, duration_us, replay_of, collections) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("record runs: %w", err)
 	}
@@ -179,8 +194,13 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		if run.Truncated {
 			trunc = 1
 		}
+		var colls any
+		if run.Collections != nil {
+			b, _ := json.Marshal(run.Collections)
+			colls = string(b)
+		}
 		if _, err := stmt.ExecContext(ctx, run.ID, run.CreatedAt.UTC().Format(time.RFC3339Nano), run.Principal, run.RequestHash,
-			req, run.Render, string(hb), run.TotalMatches, run.UsedTokens, trunc, run.DurationUS, run.ReplayOf); err != nil {
+			req, run.Render, string(hb), run.TotalMatches, run.UsedTokens, trunc, run.DurationUS, run.ReplayOf, colls); err != nil {
 			return fmt.Errorf("record runs: %w", err)
 		}
 	}
@@ -207,18 +227,24 @@ func (r *Recorder) Close() {
 	<-r.done
 }
 
-const runColumns = `id, created_at, principal, request_hash, request, render, hits, total_matches, used_tokens, truncated, duration_us, replay_of`
+const runColumns = `id, created_at, principal, request_hash, request, render, hits, total_matches, used_tokens, truncated, duration_us, replay_of, collections`
 
 func scanRun(s interface{ Scan(...any) error }) (Run, error) {
 	var (
 		run           Run
 		created, hits string
 		req, replayOf sql.NullString
+		colls         sql.NullString
 		trunc         int
 	)
 	if err := s.Scan(&run.ID, &created, &run.Principal, &run.RequestHash, &req, &run.Render, &hits,
-		&run.TotalMatches, &run.UsedTokens, &trunc, &run.DurationUS, &replayOf); err != nil {
+		&run.TotalMatches, &run.UsedTokens, &trunc, &run.DurationUS, &replayOf, &colls); err != nil {
 		return Run{}, err
+	}
+	if colls.Valid {
+		if err := json.Unmarshal([]byte(colls.String), &run.Collections); err != nil || run.Collections == nil {
+			run.Collections = []string{} // unreadable: visible to callers of every collection only
+		}
 	}
 	run.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	if req.Valid {
@@ -239,9 +265,27 @@ func scanRun(s interface{ Scan(...any) error }) (Run, error) {
 	return run, nil
 }
 
-// canSeeRun: callers see their own runs; a manage grant sees all.
+// canSeeRun: callers see their own runs, and a manage grant every
+// principal's; either way only runs whose collections are all within the
+// caller's reach (DESIGN §7 with §3's "callers only ever see ... their
+// collections": a manager of one collection, or a token narrowed to one, sees
+// no question asked of another).
 func canSeeRun(p workspace.Principal, run Run) bool {
-	return p.Can(workspace.GrantManage) || run.Principal == p.ID
+	if !p.Can(workspace.GrantManage) && run.Principal != p.ID {
+		return false
+	}
+	if p.AllCollections() {
+		return true
+	}
+	if run.Collections == nil {
+		return false
+	}
+	for _, c := range run.Collections {
+		if !p.CanSee(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // GetRun returns a run the caller may see; NOT_FOUND otherwise.
@@ -259,40 +303,69 @@ func (r *Recorder) GetRun(ctx context.Context, p workspace.Principal, id string)
 	return run, nil
 }
 
-// ListRuns returns the caller's visible runs, newest first, from offset.
-func (r *Recorder) ListRuns(ctx context.Context, p workspace.Principal, offset, limit int) ([]Run, bool, error) {
+// ListRuns returns up to limit runs the caller may see, newest first,
+// recorded before the run numbered before (0: from the newest), and the
+// number to pass as before for the next page (0 when there is none). A
+// run recorded while a caller pages does not shift the pages.
+func (r *Recorder) ListRuns(ctx context.Context, p workspace.Principal, before int64, limit int) ([]Run, int64, error) {
 	if err := r.Flush(ctx); err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
-	q := `SELECT ` + runColumns + ` FROM runs`
-	args := []any{}
+	q := `SELECT seq, ` + runColumns + ` FROM runs WHERE (?1 = 0 OR seq < ?1)`
+	args := []any{before}
 	if !p.Can(workspace.GrantManage) {
-		q += ` WHERE principal = ?`
+		q += ` AND principal = ?2`
 		args = append(args, p.ID)
+	} else {
+		q += ` AND ?2 IS NULL`
+		args = append(args, nil)
 	}
-	q += ` ORDER BY seq DESC LIMIT ? OFFSET ?`
-	args = append(args, limit+1, offset)
+	if !p.AllCollections() {
+		b, _ := json.Marshal(p.Collections)
+		q += ` AND collections IS NOT NULL AND NOT EXISTS (
+			SELECT 1 FROM json_each(runs.collections) WHERE value NOT IN (SELECT value FROM json_each(?3)))`
+		args = append(args, string(b))
+	}
+	q += ` ORDER BY seq DESC LIMIT ?` + fmt.Sprint(len(args)+1)
+	args = append(args, limit+1)
 	rows, err := r.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, false, fmt.Errorf("list runs: %w", err)
+		return nil, 0, fmt.Errorf("list runs: %w", err)
 	}
 	defer rows.Close()
 	out := []Run{}
+	var seqs []int64
 	for rows.Next() {
-		run, err := scanRun(rows)
+		var seq int64
+		run, err := scanRun(seqScanner{rows, &seq})
 		if err != nil {
-			return nil, false, fmt.Errorf("list runs: %w", err)
+			return nil, 0, fmt.Errorf("list runs: %w", err)
+		}
+		if !canSeeRun(p, run) { // the SQL's filter, once more in Go
+			continue
 		}
 		out = append(out, run)
+		seqs = append(seqs, seq)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
-	more := len(out) > limit
-	if more {
+	var next int64
+	if len(out) > limit {
 		out = out[:limit]
+		next = seqs[limit-1]
 	}
-	return out, more, nil
+	return out, next, nil
+}
+
+// seqScanner scans a leading seq column, then the run's.
+type seqScanner struct {
+	rows *sql.Rows
+	seq  *int64
+}
+
+func (s seqScanner) Scan(dest ...any) error {
+	return s.rows.Scan(append([]any{s.seq}, dest...)...)
 }
 
 // Drift outcomes of DiffRuns, which are also the exit codes of

@@ -147,3 +147,93 @@ func TestRecorderKeepsTheNewest(t *testing.T) {
 		t.Fatalf("the oldest run: %v, want NOT_FOUND", err)
 	}
 }
+
+// TestRunsScope: a run is seen only by callers whose collections hold every
+// collection it searched — its own principal, or a manager — and lists page
+// by run number, so runs recorded meanwhile shift nothing.
+func TestRunsScope(t *testing.T) {
+	ctx := context.Background()
+	db := openRunsDB(t)
+	r := NewRecorder(db, true, nil)
+	defer r.Close()
+	type rec struct {
+		name, principal string
+		colls           []string
+	}
+	recs := []rec{
+		{"owner-all", "owner", nil},
+		{"owner-a", "owner", []string{"a"}},
+		{"owner-b", "owner", []string{"b"}},
+		{"owner-ab", "owner", []string{"a", "b"}},
+		{"tok-a", "tok", []string{"a"}},
+		{"tok-b", "tok", []string{"b"}},
+	}
+	ids := map[string]string{}
+	for _, x := range recs {
+		id := NewRunID()
+		ids[x.name] = id
+		r.Record(Run{ID: id, CreatedAt: time.Now(), Principal: x.principal, RequestHash: "h", Collections: x.colls})
+	}
+	cases := []struct {
+		who  workspace.Principal
+		sees []string
+	}{
+		{workspace.Principal{ID: "root", Grant: workspace.GrantManage}, []string{"owner-all", "owner-a", "owner-b", "owner-ab", "tok-a", "tok-b"}},
+		{workspace.Principal{ID: "m", Grant: workspace.GrantManage, Collections: []string{"a"}}, []string{"owner-a", "tok-a"}},
+		{workspace.Principal{ID: "m", Grant: workspace.GrantManage, Collections: []string{"a", "b"}}, []string{"owner-a", "owner-b", "owner-ab", "tok-a", "tok-b"}},
+		{workspace.Principal{ID: "owner", Grant: workspace.GrantRead, Collections: []string{"b"}}, []string{"owner-b"}},
+		{workspace.Principal{ID: "owner", Grant: workspace.GrantManage}, []string{"owner-all", "owner-a", "owner-b", "owner-ab", "tok-a", "tok-b"}},
+		{workspace.Principal{ID: "tok", Grant: workspace.GrantWrite}, []string{"tok-a", "tok-b"}},
+		{workspace.Principal{ID: "tok", Grant: workspace.GrantRead, Collections: []string{"a"}}, []string{"tok-a"}},
+	}
+	for _, tc := range cases {
+		want := map[string]bool{}
+		for _, n := range tc.sees {
+			want[ids[n]] = true
+		}
+		list, next, err := r.ListRuns(ctx, tc.who, 0, 100)
+		if err != nil || next != 0 {
+			t.Fatal(err, next)
+		}
+		got := map[string]bool{}
+		for _, run := range list {
+			got[run.ID] = true
+		}
+		for name, id := range ids {
+			if got[id] != want[id] {
+				t.Errorf("%+v lists %s: %v, want %v", tc.who, name, got[id], want[id])
+			}
+			_, err := r.GetRun(ctx, tc.who, id)
+			if (err == nil) != want[id] || (err != nil && workspace.ErrorCode(err) != workspace.CodeNotFound) {
+				t.Errorf("%+v gets %s: %v, want seen %v", tc.who, name, err, want[id])
+			}
+		}
+	}
+
+	// Pages by run number: runs recorded between pages do not shift them.
+	root := workspace.Principal{ID: "root", Grant: workspace.GrantManage}
+	var seen []string
+	var before int64
+	for page := 0; ; page++ {
+		list, next, err := r.ListRuns(ctx, root, before, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range list {
+			seen = append(seen, run.ID)
+		}
+		r.Record(Run{ID: NewRunID(), CreatedAt: time.Now(), Principal: "owner", RequestHash: "h"})
+		if next == 0 {
+			break
+		}
+		before = next
+	}
+	if len(seen) != len(recs) {
+		t.Fatalf("paged %d runs, want the %d recorded before paging began", len(seen), len(recs))
+	}
+	for i := range recs {
+		if seen[len(recs)-1-i] != ids[recs[i].name] {
+			t.Fatalf("run %d of the pages is not %s: newest first broken", len(recs)-1-i, recs[i].name)
+		}
+	}
+}

@@ -152,6 +152,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		ID: runID, CreatedAt: start, Principal: p.ID, RequestHash: query.RequestHash(norm), Request: &norm,
 		Render: string(format), TotalMatches: fit.Result.TotalMatches, UsedTokens: fit.Result.Budget.UsedTokens,
 		Truncated: fit.Result.Truncated, DurationUS: time.Since(start).Microseconds(), ReplayOf: replayOf,
+		Collections: query.RunCollections(p, norm),
 	}
 	for _, h := range fit.Result.Hits {
 		run.Hits = append(run.Hits, query.RunHit{EvidenceID: h.EvidenceID, Hash: h.Hash, Score: h.Score})
