@@ -561,6 +561,9 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 	r := 0
 	if f.f != FormatNone {
 		segs := renderSegments(f.f, items, blocks, true)
+		if len(items) == 0 && f.n > 0 {
+			segs = []string{droppedText(f.f, f.n)}
+		}
 		r = f.t.sum(segs)
 		rendered = strings.Join(segs, "")
 	}

@@ -241,6 +241,9 @@ func checkRendered(t *testing.T, f Format, shown []query.Hit, rendered string) {
 	if Render(f, shown) == rendered {
 		return
 	}
+	if len(shown) == 0 && (strings.Contains(rendered, "no hit fits the token budget") || strings.Contains(rendered, "No hit fits the token budget")) {
+		return
+	}
 	if n := len(shown); n > 0 && shown[n-1].Text != nil {
 		last := shown[n-1]
 		for _, m := range lineCuts(*last.Text) {
@@ -417,6 +420,28 @@ func TestFitMinimumMessage(t *testing.T) {
 	in.MaxTokens = least - 1
 	if _, err := Fit(context.Background(), in); !strings.Contains(workspace.ErrorMessage(err), strconv.Itoa(least)) {
 		t.Errorf("refusal %q does not name %d", workspace.ErrorMessage(err), least)
+	}
+}
+
+// TestFitDroppedText: an answer whose budget left out every hit says so in
+// its text, with the number left out; an answer with no hit to leave out
+// says there are none.
+func TestFitDroppedText(t *testing.T) {
+	for _, f := range []Format{FormatMarkdown, FormatAgent, FormatHierarchical} {
+		in := FitInput{Result: benchResult(realisticHits(3)), Format: f}
+		in.MaxTokens = minimum(t, in)
+		out, err := Fit(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Result.Hits) != 0 || out.Rendered != droppedText(f, 3) || !strings.Contains(out.Rendered, "3 left out") {
+			t.Errorf("%s: %d hits, text %q", f, len(out.Result.Hits), out.Rendered)
+		}
+		checkFit(t, in, out)
+		in = FitInput{Result: benchResult(nil), Format: f, MaxTokens: 4000}
+		if out, err = Fit(context.Background(), in); err != nil || out.Rendered != emptyText(f) {
+			t.Errorf("%s without hits: %v, text %q", f, err, out.Rendered)
+		}
 	}
 }
 

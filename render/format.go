@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -121,6 +122,16 @@ func emptyText(f Format) string {
 		return "_No hits._\n"
 	}
 	return "no hits\n"
+}
+
+// droppedText is the text of an answer whose budget left out all of the
+// available hits: a model that reads only the text must not take it for
+// an answer with no match.
+func droppedText(f Format, available int) string {
+	if f == FormatMarkdown {
+		return fmt.Sprintf("_No hit fits the token budget: %d left out; raise `budget.max_tokens` to see them._\n", available)
+	}
+	return fmt.Sprintf("no hit fits the token budget: %d left out; raise budget.max_tokens to see them\n", available)
 }
 
 // blockFor renders the block of one item: a markdown or agent block, or a
