@@ -26,7 +26,8 @@ import (
 //   - A "quoted phrase" matches only its words adjacent and in order. Its
 //     words also weigh in the ranking of whatever matched, but alone they
 //     match nothing: a question made of one phrase finds only the phrase.
-//     An unclosed quote runs to the end of the question.
+//     A quote left unclosed is ignored (a stray quote must not turn the
+//     rest of the question into one long phrase that matches nothing).
 //   - Stop words ("the", "how", "is", ...) are dropped from the ranking
 //     unless the question has nothing else; inside phrases they still have
 //     to be there, and inside identifiers they are names like any other
@@ -236,13 +237,18 @@ type segment struct {
 	quoted bool
 }
 
-// splitQuoted cuts q at straight double quotes.
+// splitQuoted cuts q at straight double quotes. A quote left unclosed (the
+// last of an odd number) is no delimiter: what follows it stays free words.
 func splitQuoted(q string) []segment {
 	var out []segment
 	quoted := false
 	start := 0
+	last := len(q) // the index of an unclosed quote, else len(q)
+	if n := strings.Count(q, `"`); n%2 == 1 {
+		last = strings.LastIndexByte(q, '"')
+	}
 	for i := 0; i < len(q); i++ {
-		if q[i] == '"' {
+		if q[i] == '"' && i != last {
 			if i > start {
 				out = append(out, segment{q[start:i], quoted})
 			}

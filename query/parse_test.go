@@ -57,7 +57,7 @@ func TestParseQuestion(t *testing.T) {
 		{"errors.Is", want{clauses: []string{"errors is|errors is"}}},
 		{"how does the scheduler work?", want{clauses: []string{"scheduler", "work"}, stop: []string{"how", "does", "the"}}},
 		{`"read the deadline" now`, want{clauses: []string{"now", `"read the deadline"`}, stop: []string{"the"}}},
-		{`unclosed "quote here`, want{clauses: []string{"unclosed", `"quote here"`}, stop: []string{"here"}}},
+		{`unclosed "quote here`, want{clauses: []string{"unclosed", "quote"}, stop: []string{"here"}}}, // an unclosed quote is ignored
 		{"the and of", want{clauses: []string{"the", "and", "of"}}},
 		{`IL-10 and p53/MDM2`, want{clauses: []string{"p53", "mdm2", "il 10|il 10"}, stop: []string{"and"}}},
 		{"Crème brûlée", want{clauses: []string{"creme", "brulee"}}},
