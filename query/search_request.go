@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -132,7 +132,10 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if out.Languages, err = normalizeList("filters.languages", f.Languages, validWord); err != nil {
+	// Language names and facet values are lower-case wherever tychora
+	// records them (sources.DetectLanguage, the kind registry): "Go" means
+	// go.
+	if out.Languages, err = normalizeList("filters.languages", lowerAll(f.Languages), validWord); err != nil {
 		return nil, err
 	}
 	if out.Paths, err = normalizeList("filters.paths", f.Paths, func(s string) bool {
@@ -143,6 +146,7 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 	if len(f.Facets) > MaxFilterValues {
 		return nil, invalid("filters.facets has %d entries; the limit is %d", len(f.Facets), MaxFilterValues)
 	}
+	known := facetValues()
 	for k, v := range f.Facets {
 		if !validWord(k) {
 			return nil, invalid("filters.facets: facet name %q: use letters, digits and '_'", clip(k))
@@ -150,9 +154,19 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 		if len(v) > MaxFilterValueBytes || !utf8.ValidString(v) {
 			return nil, invalid("filters.facets.%s: the value is too long or not UTF-8", k)
 		}
+		values, ok := known[k]
+		if !ok {
+			return nil, invalid("filters.facets: no kind has a facet %q (discover facets lists them)", clip(k))
+		}
+		if values != nil && !slices.Contains(values, strings.ToLower(v)) {
+			return nil, invalid("filters.facets.%s: %q is not one of its values: %s", k, clip(v), strings.Join(values, ", "))
+		}
 	}
 	if len(f.Facets) > 0 {
-		out.Facets = maps.Clone(f.Facets)
+		out.Facets = make(map[string]string, len(f.Facets))
+		for k, v := range f.Facets {
+			out.Facets[k] = strings.ToLower(v)
+		}
 	}
 	if out.Collections == nil && out.Sources == nil && out.Kinds == nil && out.Languages == nil &&
 		out.Paths == nil && out.Facets == nil {
@@ -160,6 +174,42 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 	}
 	return &out, nil
 }
+
+func lowerAll(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// facetValues maps every facet name of the kind registry to its closed set
+// of values, or to nil when its values are open.
+var facetValues = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
+	for _, k := range sources.Kinds() {
+		for _, f := range k.Facets {
+			vs, seen := m[f.Name]
+			switch {
+			case !seen:
+				m[f.Name] = f.Values
+			case vs != nil && f.Values != nil:
+				for _, v := range f.Values {
+					if !slices.Contains(vs, v) {
+						vs = append(vs, v)
+					}
+				}
+				m[f.Name] = vs
+			default: // open in one kind: open
+				m[f.Name] = nil
+			}
+		}
+	}
+	return m
+})
 
 // normalizeList validates, de-duplicates and sorts one filter list; nil
 // when empty.

@@ -77,3 +77,23 @@ func TestNormalizeInvalid(t *testing.T) {
 		t.Errorf("invalid UTF-8: %q %v", n.Question, err)
 	}
 }
+
+// TestNormalizeFilterCase: language names and facet values are matched
+// lower-case, as tychora records them; a facet no kind has, or a value
+// outside a closed set, is INVALID_ARGUMENT rather than an empty answer.
+func TestNormalizeFilterCase(t *testing.T) {
+	n, err := Normalize(QueryRequest{Question: "x", Filters: &Filters{Languages: []string{"Go", "PYTHON", "go"},
+		Facets: map[string]string{"lang": "en-US", "is_test": "TRUE"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(n.Filters.Languages, []string{"go", "python"}) || n.Filters.Facets["lang"] != "en-us" || n.Filters.Facets["is_test"] != "true" {
+		t.Errorf("normalized %+v", n.Filters)
+	}
+	for _, f := range []map[string]string{{"bogusfacet": "x"}, {"is_test": "maybe"}, {"max_heading_depth": "7"}} {
+		_, err := Normalize(QueryRequest{Question: "x", Filters: &Filters{Facets: f}})
+		if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
+			t.Errorf("facets %v: %v", f, err)
+		}
+	}
+}
