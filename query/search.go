@@ -55,6 +55,7 @@ type candidate struct {
 	revisionID   string
 	collectionID string
 	kind         string
+	language     string
 	path         string
 	title        string
 	headingJSON  string
@@ -330,7 +331,7 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 	for rows.Next() {
 		c := &candidate{}
 		if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-			&c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
+			&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		c.decodeHeadings()
@@ -366,6 +367,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		SourceID:    c.sourceID,
 		RevisionID:  c.revisionID,
 		Kind:        c.kind,
+		Language:    c.language,
 		Path:        c.path,
 		Title:       c.title,
 		HeadingPath: hp,

@@ -136,6 +136,16 @@ func testSearch(t *testing.T, h Harness) {
 	if err != nil || top.Text == nil || ev.Evidence.Text != *top.Text || ev.Evidence.Hash != top.Hash {
 		t.Fatalf("evidence %v: %+v", err, ev)
 	}
+	// A hit names its language, as its evidence record does.
+	langs := map[string]string{"server/http.go": "go", "util/strings.py": "python"}
+	for _, hit := range out.Result.Hits {
+		if want, ok := langs[hit.Path]; ok && hit.Language != want {
+			t.Errorf("hit %s: language %q, want %q", hit.Path, hit.Language, want)
+		}
+	}
+	if top.Language == "" || top.Language != ev.Evidence.Language {
+		t.Errorf("top hit language %q, evidence %q", top.Language, ev.Evidence.Language)
+	}
 	_, err = r.Evidence(rctx, "ev_nope")
 	wantCode(t, "unknown evidence", err, workspace.CodeNotFound)
 
