@@ -69,10 +69,14 @@ type StatusResult struct {
 	UptimeS     int64     `json:"uptime_s"`
 	Version     string    `json:"tychora_version"`
 	Jobs        JobCounts `json:"jobs"`
+	// Jobs counts the jobs of the caller's collections.
+	//
 	// SearchCache counts the searches answered from the owner's ranking
 	// cache (hits) and those ranked afresh (misses) since it started;
-	// hits + misses is the number of searches it ranked.
-	SearchCache CacheCounts `json:"search_cache"`
+	// hits + misses is the number of searches it ranked. They count every
+	// caller's searches, so only a caller with the manage grant on every
+	// collection gets them; for any other it is absent.
+	SearchCache *CacheCounts `json:"search_cache,omitempty"`
 }
 
 // CacheCounts counts lookups in a cache.

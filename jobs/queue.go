@@ -427,10 +427,23 @@ func isUniqueViolation(err error) bool {
 }
 
 // Counts returns how many jobs are queued and running.
-func (q *Queue) Counts(ctx context.Context) (queued, running int, err error) {
-	err = q.db.R.QueryRowContext(ctx, `SELECT
-		COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'running'), 0)
-		FROM jobs WHERE state IN ('queued', 'running')`).Scan(&queued, &running)
+
+// Counts returns how many jobs of the collections p sees are queued and
+// running.
+func (q *Queue) Counts(ctx context.Context, p workspace.Principal) (queued, running int, err error) {
+	query := `SELECT COALESCE(SUM(state = 'queued'), 0), COALESCE(SUM(state = 'running'), 0)
+		FROM jobs WHERE state IN ('queued', 'running')`
+	var args []any
+	if !p.AllCollections() {
+		if len(p.Collections) == 0 {
+			return 0, 0, nil
+		}
+		query += " AND collection_id IN (" + strings.TrimSuffix(strings.Repeat("?,", len(p.Collections)), ",") + ")"
+		for _, c := range p.Collections {
+			args = append(args, c)
+		}
+	}
+	err = q.db.R.QueryRowContext(ctx, query, args...).Scan(&queued, &running)
 	return
 }
 

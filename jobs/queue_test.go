@@ -314,3 +314,55 @@ func TestListPaging(t *testing.T) {
 		}
 	}
 }
+
+// TestCountsScope: the queued and running counts a caller gets are those of
+// its collections.
+func TestCountsScope(t *testing.T) {
+	ctx := context.Background()
+	r := newStepRunner()
+	db, q := openQueue(t, filepath.Join(t.TempDir(), "index.db"), r)
+	defer db.Close()
+	defer q.Close(ctx)
+	var ids []string
+	for i, c := range []string{"a", "b", "a"} {
+		j, _, err := q.Enqueue(ctx, "add", "src"+string(rune('1'+i)), c, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	<-r.started
+	<-r.started // both workers busy: the third job stays queued
+	want := map[string][2]int{}
+	for _, id := range ids {
+		j, err := q.Get(ctx, all, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want[j.CollectionID]
+		switch j.State {
+		case "queued":
+			w[0]++
+		case "running":
+			w[1]++
+		}
+		want[j.CollectionID] = w
+	}
+	check := func(p workspace.Principal, q0, r0 int) {
+		t.Helper()
+		queued, running, err := q.Counts(ctx, p)
+		if err != nil || queued != q0 || running != r0 {
+			t.Errorf("%v: %d queued, %d running (%v), want %d, %d", p.Collections, queued, running, err, q0, r0)
+		}
+	}
+	check(all, want["a"][0]+want["b"][0], want["a"][1]+want["b"][1])
+	check(workspace.Principal{ID: "x", Grant: workspace.GrantRead, Collections: []string{"a"}}, want["a"][0], want["a"][1])
+	check(workspace.Principal{ID: "x", Grant: workspace.GrantRead, Collections: []string{"b"}}, want["b"][0], want["b"][1])
+	check(workspace.Principal{ID: "x", Grant: workspace.GrantRead, Collections: []string{"c"}}, 0, 0)
+	if want["a"][0]+want["b"][0] != 1 {
+		t.Fatalf("states %v: want one job queued", want)
+	}
+	for _, s := range []string{"src1", "src2", "src3"} {
+		r.outcome(s) <- nil
+	}
+}

@@ -36,14 +36,24 @@ func (s *Local) Health(ctx context.Context) (interfaces.HealthResult, error) {
 
 // Status describes the owner; it needs the read grant.
 func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
-	if err := require(ctx, workspace.GrantRead); err != nil {
-		return interfaces.StatusResult{}, err
-	}
-	queued, running, err := s.owner.queue.Counts(ctx)
+	p, err := workspace.CallerFrom(ctx)
 	if err != nil {
 		return interfaces.StatusResult{}, err
 	}
-	hits, misses := s.owner.cache.stats()
+	if err := p.Require(workspace.GrantRead); err != nil {
+		return interfaces.StatusResult{}, err
+	}
+	queued, running, err := s.owner.queue.Counts(ctx, p)
+	if err != nil {
+		return interfaces.StatusResult{}, err
+	}
+	// The cache counters count every caller's searches: only a manager of
+	// every collection sees them.
+	var cache *interfaces.CacheCounts
+	if p.Can(workspace.GrantManage) && p.AllCollections() {
+		hits, misses := s.owner.cache.stats()
+		cache = &interfaces.CacheCounts{Hits: hits, Misses: misses}
+	}
 	return interfaces.StatusResult{
 		WorkspaceID: s.owner.id,
 		PID:         os.Getpid(),
@@ -52,7 +62,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 		UptimeS:     int64(time.Since(s.owner.startedAt) / time.Second),
 		Version:     Version,
 		Jobs:        interfaces.JobCounts{Queued: queued, Running: running},
-		SearchCache: interfaces.CacheCounts{Hits: hits, Misses: misses},
+		SearchCache: cache,
 	}, nil
 }
 

@@ -63,13 +63,26 @@ func testHealth(t *testing.T, h Harness) {
 }
 
 func testStatus(t *testing.T, h Harness) {
-	svc, ctx := h.As(t, workspace.GrantRead, nil)
-	st, err := svc.Status(ctx)
+	reader, rctx := h.As(t, workspace.GrantRead, nil)
+	st, err := reader.Status(rctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.WorkspaceID == "" || st.PID == 0 || st.URL == "" || st.StartedAt.IsZero() || st.Version == "" || st.UptimeS < 0 {
 		t.Fatalf("status = %+v", st)
+	}
+	// Every caller's searches show in the cache counters: a reader does not
+	// get them, nor a manager of some collections only.
+	if st.SearchCache != nil {
+		t.Fatalf("a reader sees search_cache %+v", *st.SearchCache)
+	}
+	m, mctx := h.As(t, workspace.GrantManage, []string{"default"})
+	if st, err := m.Status(mctx); err != nil || st.SearchCache != nil {
+		t.Fatalf("a manager of default: %v, search_cache %v", err, st.SearchCache)
+	}
+	svc, ctx := h.As(t, workspace.GrantManage, nil)
+	if st, err = svc.Status(ctx); err != nil || st.SearchCache == nil {
+		t.Fatalf("a manager of every collection: %v, search_cache %v", err, st.SearchCache)
 	}
 	// The search cache counters: a new request is a miss, the same one
 	// again a hit.
@@ -85,7 +98,7 @@ func testStatus(t *testing.T, h Harness) {
 		if st, err = svc.Status(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if !want(before, st.SearchCache) {
+		if st.SearchCache == nil || !want(*before, *st.SearchCache) {
 			t.Fatalf("search %d: search_cache %+v → %+v", i+1, before, st.SearchCache)
 		}
 	}
