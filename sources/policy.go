@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -29,8 +28,9 @@ type policyRoot struct {
 
 // NewPolicy returns the policy of the given ingest roots (absolute paths,
 // the first one is where relative inputs are resolved) and workspace
-// directory. Roots are resolved through symlinks now; a root that does not
-// exist yet is kept as written.
+// directory. Roots are resolved through symlinks now (of a root that does
+// not exist yet, the deepest ancestor that does); a root that resolves to
+// the file system root is refused with INVALID_ARGUMENT.
 func NewPolicy(roots []string, workspaceDir string) (*Policy, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("path policy: no ingest roots")
@@ -44,21 +44,18 @@ func NewPolicy(roots []string, workspaceDir string) (*Policy, error) {
 			return nil, fmt.Errorf("path policy: ingest root %q is not absolute", r)
 		}
 		c := filepath.Clean(r)
-		p.roots = append(p.roots, policyRoot{clean: c, real: realOr(c)})
+		real := workspace.ResolveSymlinks(c)
+		if real == string(filepath.Separator) {
+			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "ingest root %q is the file system root, which is never an ingest root", r)
+		}
+		p.roots = append(p.roots, policyRoot{clean: c, real: real})
 	}
 	ws := filepath.Clean(workspaceDir)
 	p.workspace = []string{ws}
-	if real := realOr(ws); real != ws {
+	if real := workspace.ResolveSymlinks(ws); real != ws {
 		p.workspace = append(p.workspace, real)
 	}
 	return p, nil
-}
-
-func realOr(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // Roots returns the ingest roots as configured (cleaned).
@@ -134,23 +131,20 @@ func (p *Policy) Abs(path string) string {
 // RealPath resolves path (absolute, or relative to the first ingest root)
 // through every symlink and checks it against the policy. The errors are
 // *workspace.Error: OUT_OF_ROOTS when the path or what it resolves to lies
-// outside the roots (the message never names the resolved location),
-// NOT_FOUND when it does not exist, INVALID_ARGUMENT when it is the
-// workspace or cannot be resolved. The input is quoted as given.
+// outside the roots, whether or not it exists there (the message never
+// names the resolved location), NOT_FOUND when it does not exist inside
+// them, INVALID_ARGUMENT when it is the workspace or cannot be resolved.
+// The input is quoted as given.
 func (p *Policy) RealPath(path string) (string, error) {
 	abs := p.Abs(path)
 	if !p.lexicallyInside(abs) {
 		return "", outOfRoots(path)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	real, err := p.resolve(abs)
 	if err != nil {
-		// Answer OUT_OF_ROOTS rather than NOT_FOUND when the part that
-		// exists already leads outside: existence outside the roots must
-		// not be observable.
-		if prefix, ok := existingPrefix(abs); ok && !p.Contains(prefix) {
-			return "", outOfRoots(path)
-		}
 		switch {
+		case errors.Is(err, errLeavesRoots):
+			return "", outOfRoots(path)
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			return "", workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("path %q does not exist", path))
 		case errors.Is(err, fs.ErrPermission):
@@ -168,30 +162,88 @@ func (p *Policy) RealPath(path string) (string, error) {
 	return real, nil
 }
 
-// existingPrefix resolves the deepest ancestor of abs that resolves. An
-// ancestor of a resolvable path resolves too, so a binary search over the
-// ancestors finds it in O(log depth) resolutions: a long chain of
-// looping symlinks costs little.
-func existingPrefix(abs string) (string, bool) {
-	var ancestors []string // shallowest first, "/" included
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		ancestors = append(ancestors, dir)
-		if dir == filepath.Dir(dir) {
-			break
+// errLeavesRoots is resolve's answer when the resolution steps outside the
+// ingest roots.
+var errLeavesRoots = errors.New("the path leads outside the ingest roots")
+
+// errTooManyLinks is resolve's answer after maxLinks symlinks.
+var errTooManyLinks = errors.New("too many levels of symbolic links")
+
+// maxLinks bounds the symlinks one resolution follows, as
+// filepath.EvalSymlinks does.
+const maxLinks = 255
+
+// mayVisit reports whether the resolution may look at the clean absolute
+// path: it lies inside a root's real path, or it is a root or an ancestor
+// of one (as configured or resolved), which the way into a root passes.
+func (p *Policy) mayVisit(path string) bool {
+	for _, r := range p.roots {
+		if within(path, r.real) || within(r.real, path) || within(r.clean, path) {
+			return true
 		}
 	}
-	slices.Reverse(ancestors)
-	best := ""
-	lo, hi := 0, len(ancestors)-1
-	for lo <= hi {
-		mid := (lo + hi) / 2
-		if r, err := filepath.EvalSymlinks(ancestors[mid]); err == nil {
-			best, lo = r, mid+1
-		} else {
-			hi = mid - 1
+	return false
+}
+
+// resolve is filepath.EvalSymlinks for the clean absolute path abs that
+// never looks outside the ingest roots: it walks abs one element at a time,
+// following each symlink (os.Readlink; a relative target is taken from the
+// link's directory, which is already resolved), and answers errLeavesRoots
+// as soon as the next location to look at lies neither inside a root nor on
+// the way to one, before looking. When an element does not exist, the rest
+// (a dangling link's target included) is checked lexically: a would-be
+// location outside the roots is errLeavesRoots too. So the answer never
+// depends on what exists outside the roots. Other errors are the file
+// system's (fs.ErrNotExist, syscall.ENOTDIR, fs.ErrPermission) or
+// errTooManyLinks.
+func (p *Policy) resolve(abs string) (string, error) {
+	sep := string(filepath.Separator)
+	dest := sep
+	rest := strings.Split(abs, sep)
+	links := 0
+	for len(rest) > 0 {
+		elem := rest[0]
+		rest = rest[1:]
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			dest = filepath.Dir(dest) // dest is real: ".." is its parent
+			continue
 		}
+		next := filepath.Join(dest, elem)
+		if !p.mayVisit(next) {
+			return "", errLeavesRoots
+		}
+		fi, err := os.Lstat(next)
+		if err == nil && !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 && len(rest) > 0 {
+			err = &fs.PathError{Op: "lstat", Path: next, Err: syscall.ENOTDIR}
+		}
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				if p.rootOf(filepath.Join(append([]string{next}, rest...)...)) == "" {
+					return "", errLeavesRoots
+				}
+			}
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			dest = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", errTooManyLinks
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			dest = sep
+		}
+		rest = append(strings.Split(target, sep), rest...)
 	}
-	return best, best != ""
+	return dest, nil
 }
 
 // Resolve checks a SourceInput against the policy and the file system:

@@ -203,6 +203,138 @@ func TestResolveOutOfRoots(t *testing.T) {
 	}
 }
 
+// TestResolveDanglingSymlinks: a symlink that leads outside the roots is
+// OUT_OF_ROOTS whether or not its target exists (docs/ingest.md rule 5), for
+// absolute and relative targets, chains of links, and paths through a link;
+// only what is missing inside the roots is NOT_FOUND.
+func TestResolveDanglingSymlinks(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.outside, "exists"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(e.outside, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write("notes/a.md", "# A\n")
+	// Each pair differs only in whether the target outside exists.
+	for _, name := range []string{"exists", "missing"} {
+		e.symlink(filepath.Join(e.outside, name), "abs-"+name)
+		e.symlink(filepath.Join("..", "outside", name), "rel-"+name)
+		e.symlink(filepath.Join("..", "..", "outside", name), "sub/rel-"+name)
+		e.symlink("chain2-"+name, "chain1-"+name)
+		e.symlink(filepath.Join("sub", "chain3-"+name), "chain2-"+name)
+		e.symlink(filepath.Join("..", "abs-"+name), "sub/chain3-"+name)
+		e.symlink("nothing/../../outside/"+name, "through-missing-"+name)
+	}
+	e.symlink(filepath.Join(e.outside, "dir"), "dir-exists")
+	e.symlink(filepath.Join(e.outside, "nodir"), "dir-missing")
+	e.symlink("/etc/no_such_file_zz", "etc-missing")
+	e.symlink("/etc/passwd", "etc-exists")
+	// Out through an existing directory and back in: the walk looked
+	// outside, so this is OUT_OF_ROOTS too, even though it would resolve.
+	e.symlink("../outside/dir/../../root/notes/a.md", "out-and-back")
+	// A loop that runs through a location outside.
+	e.symlink(filepath.Join(e.outside, "loop"), "loop-out")
+	if err := os.Symlink(filepath.Join(e.root, "loop-out"), filepath.Join(e.outside, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	// Symlinks that stay inside.
+	e.symlink(filepath.Join(e.root, "nowhere"), "in-missing")
+	e.symlink("in-missing", "in-chain")
+	e.symlink("notes/../notes/./a.md", "in-file")
+	e.symlink("self", "self")
+
+	cases := []struct {
+		in   string
+		want workspace.Code
+	}{
+		{"abs-exists", workspace.CodeOutOfRoots},
+		{"abs-missing", workspace.CodeOutOfRoots},
+		{"rel-exists", workspace.CodeOutOfRoots},
+		{"rel-missing", workspace.CodeOutOfRoots},
+		{"sub/rel-exists", workspace.CodeOutOfRoots},
+		{"sub/rel-missing", workspace.CodeOutOfRoots},
+		{"chain1-exists", workspace.CodeOutOfRoots},
+		{"chain1-missing", workspace.CodeOutOfRoots},
+		{"through-missing-exists", workspace.CodeOutOfRoots},
+		{"through-missing-missing", workspace.CodeOutOfRoots},
+		{"dir-exists", workspace.CodeOutOfRoots},
+		{"dir-missing", workspace.CodeOutOfRoots},
+		{"dir-exists/x", workspace.CodeOutOfRoots},
+		{"dir-missing/x", workspace.CodeOutOfRoots},
+		{"abs-exists/x", workspace.CodeOutOfRoots},
+		{"abs-missing/x", workspace.CodeOutOfRoots},
+		{"etc-exists", workspace.CodeOutOfRoots},
+		{"etc-missing", workspace.CodeOutOfRoots},
+		{"out-and-back", workspace.CodeOutOfRoots},
+		{"loop-out", workspace.CodeOutOfRoots},
+		{"in-missing", workspace.CodeNotFound},
+		{"in-chain", workspace.CodeNotFound},
+		{"in-chain/x", workspace.CodeNotFound},
+		{"notes/a.md/x", workspace.CodeNotFound},
+		{"nothing/at/all", workspace.CodeNotFound},
+		{"self", workspace.CodeInvalidArgument},
+		{"in-file", ""},
+	}
+	for _, c := range cases {
+		rs, err := e.policy.Resolve(SourceInput{Path: c.in})
+		if got := codeOf(err); got != c.want {
+			t.Errorf("Resolve(%q): %v, want code %q", c.in, err, c.want)
+			continue
+		}
+		if err != nil {
+			if msg := workspace.ErrorMessage(err); strings.Contains(msg, e.outside) || strings.Contains(msg, "/etc") {
+				t.Errorf("Resolve(%q): message %q names the resolved location", c.in, msg)
+			}
+		} else if want := filepath.Join(e.root, "notes", "a.md"); rs.Path != want {
+			t.Errorf("Resolve(%q) = %q, want %q", c.in, rs.Path, want)
+		}
+	}
+}
+
+// TestResolveMissingRootBehindSymlink: a root that does not exist yet, under
+// a symlinked directory, answers NOT_FOUND (not OUT_OF_ROOTS) for a path in
+// it, and accepts it once it exists.
+func TestResolveMissingRootBehindSymlink(t *testing.T) {
+	e := newEnv(t)
+	link := filepath.Join(e.base, "baselink")
+	if err := os.Symlink(e.outside, link); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(link, "later")
+	p, err := NewPolicy([]string{root}, e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Resolve(SourceInput{Path: "a.txt"}); codeOf(err) != workspace.CodeNotFound {
+		t.Fatalf("Resolve in a missing root: %v, want NOT_FOUND", err)
+	}
+	if err := os.MkdirAll(filepath.Join(e.outside, "later"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.outside, "later", "a.txt"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := p.Resolve(SourceInput{Path: "a.txt"}); err != nil || rs.Path != filepath.Join(e.outside, "later", "a.txt") {
+		t.Fatalf("Resolve once the root exists = %+v, %v", rs, err)
+	}
+}
+
+// TestNewPolicyRefusesFileSystemRoot: "/" is never an ingest root, also
+// when it is named through a symlink.
+func TestNewPolicyRefusesFileSystemRoot(t *testing.T) {
+	e := newEnv(t)
+	link := filepath.Join(e.base, "rootlink")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"/", link, filepath.Join(link, "."), filepath.Join(e.base, "..", "..", "..", "..", "..", "..", "..", "..")} {
+		if _, err := NewPolicy([]string{e.root, r}, e.ws); codeOf(err) != workspace.CodeInvalidArgument {
+			t.Errorf("NewPolicy(%q): %v, want INVALID_ARGUMENT", r, err)
+		}
+	}
+}
+
 func TestResolveWorkspaceRefused(t *testing.T) {
 	e := newEnv(t)
 	e.write(".tychora/notes.txt", "x")
@@ -255,67 +387,114 @@ func TestCreateSourceIdempotent(t *testing.T) {
 	}
 }
 
-// FuzzResolvePath feeds arbitrary paths to the policy: it must never panic,
-// and whatever it accepts must lie inside the root and outside the
-// workspace, its real location included.
-func FuzzResolvePath(f *testing.F) {
-	for _, s := range []string{"a", "a/b.txt", "../outside", "/etc/passwd", "link-dir/x", "link-file",
-		".tychora", "./.tychora/../a", "a/../../outside/secret", "//a", "a/./b/../..", "loop", "\x00", "é/ü",
-		strings.Repeat("../", 40) + "etc", "rel-link/a"} {
-		f.Add(s)
-	}
+// fuzzTree is one of FuzzResolvePath's two trees: the same root, links and
+// workspace; outside the roots, one tree holds files the other lacks.
+type fuzzTree struct {
+	root, outside, ws string
+	policy            *Policy
+}
+
+func newFuzzTree(f *testing.F, populated bool) fuzzTree {
 	base, err := filepath.EvalSymlinks(f.TempDir())
 	if err != nil {
 		f.Fatal(err)
 	}
-	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	ws := filepath.Join(root, ".tychora")
-	for _, d := range []string{filepath.Join(root, "a", "b"), outside, ws} {
+	ft := fuzzTree{root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside")}
+	ft.ws = filepath.Join(ft.root, ".tychora")
+	dirs := []string{filepath.Join(ft.root, "a", "b"), ft.outside, ft.ws}
+	files := []string{filepath.Join(ft.root, "a", "b.txt"), filepath.Join(ft.ws, "index.db")}
+	if populated {
+		dirs = append(dirs, filepath.Join(ft.outside, "dir"))
+		files = append(files, filepath.Join(ft.outside, "secret"), filepath.Join(ft.outside, "dir", "x"))
+	}
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			f.Fatal(err)
 		}
 	}
-	for _, fl := range []string{filepath.Join(root, "a", "b.txt"), filepath.Join(outside, "secret"), filepath.Join(ws, "index.db")} {
+	for _, fl := range files {
 		if err := os.WriteFile(fl, []byte("x"), 0o644); err != nil {
 			f.Fatal(err)
 		}
 	}
-	for target, link := range map[string]string{
-		outside: filepath.Join(root, "link-dir"), filepath.Join(outside, "secret"): filepath.Join(root, "link-file"),
-		"../outside": filepath.Join(root, "rel-link"), filepath.Join(root, "loop"): filepath.Join(root, "loop"),
-		ws: filepath.Join(root, "a", "ws"), root: filepath.Join(root, "a", "up"),
+	for link, target := range map[string]string{
+		"link-dir":      ft.outside,
+		"link-file":     filepath.Join(ft.outside, "secret"),
+		"link-sub":      filepath.Join(ft.outside, "dir"),
+		"rel-link":      "../outside",
+		"rel-secret":    "../outside/secret",
+		"rel-sub":       "../outside/dir",
+		"rel-back":      "../outside/dir/../../root/a",
+		"chain":         "a/chain2",
+		"a/chain2":      "../rel-secret",
+		"through":       "nothing/../../outside/secret",
+		"etc":           "/etc/passwd",
+		"loop":          filepath.Join(ft.root, "loop"),
+		"in-missing":    "a/nowhere",
+		"a/ws":          ft.ws,
+		"a/up":          ft.root,
+		"a/dotdot":      "..",
+		"a/file-parent": "b.txt/..",
 	} {
-		if err := os.Symlink(target, link); err != nil {
+		if err := os.Symlink(target, filepath.Join(ft.root, link)); err != nil {
 			f.Fatal(err)
 		}
 	}
-	p, err := NewPolicy([]string{root}, ws)
-	if err != nil {
+	if ft.policy, err = NewPolicy([]string{ft.root}, ft.ws); err != nil {
 		f.Fatal(err)
 	}
+	return ft
+}
+
+// FuzzResolvePath feeds arbitrary paths to the policy: it must never panic,
+// whatever it accepts must lie inside the root and outside the workspace,
+// its real location included, and the answer must be the same in two trees
+// that differ only outside the roots: existence there is never observable.
+func FuzzResolvePath(f *testing.F) {
+	for _, s := range []string{"a", "a/b.txt", "../outside", "/etc/passwd", "link-dir/x", "link-file",
+		".tychora", "./.tychora/../a", "a/../../outside/secret", "//a", "a/./b/../..", "loop", "\x00", "é/ü",
+		strings.Repeat("../", 40) + "etc", "rel-link/a", "rel-secret", "rel-sub/x", "rel-sub/y", "link-sub/x",
+		"link-dir/secret", "link-dir/dir/x", "rel-back", "rel-back/b.txt", "chain", "through", "etc",
+		"in-missing", "in-missing/x", "a/dotdot/a/b.txt", "a/file-parent", "a/up/a/ws", "a/b.txt/x"} {
+		f.Add(s)
+	}
+	trees := []fuzzTree{newFuzzTree(f, true), newFuzzTree(f, false)}
 	f.Fuzz(func(t *testing.T, in string) {
-		rs, err := p.Resolve(SourceInput{Path: in})
-		if err != nil {
-			var we *workspace.Error
-			if !errors.As(err, &we) {
-				t.Fatalf("Resolve(%q): untyped error %v", in, err)
+		var codes [2]workspace.Code
+		var rels [2]string
+		for i, ft := range trees {
+			rs, err := ft.policy.Resolve(SourceInput{Path: in})
+			if err != nil {
+				var we *workspace.Error
+				if !errors.As(err, &we) {
+					t.Fatalf("Resolve(%q): untyped error %v", in, err)
+				}
+				for _, tr := range trees {
+					if strings.Contains(we.Message, tr.outside) && !strings.Contains(in, tr.outside) {
+						t.Fatalf("Resolve(%q): message %q names a location outside the roots", in, we.Message)
+					}
+				}
+				codes[i] = we.Code
+				continue
 			}
-			if strings.Contains(we.Message, outside) && !strings.Contains(in, outside) {
-				t.Fatalf("Resolve(%q): message %q names a location outside the roots", in, we.Message)
+			if !within(rs.Path, ft.root) {
+				t.Fatalf("Resolve(%q) = %q, outside the root", in, rs.Path)
 			}
-			return
+			if within(rs.Path, ft.ws) {
+				t.Fatalf("Resolve(%q) = %q, inside the workspace", in, rs.Path)
+			}
+			if real, err := filepath.EvalSymlinks(rs.Path); err != nil || real != rs.Path {
+				t.Fatalf("Resolve(%q) = %q, not a real path (%q, %v)", in, rs.Path, real, err)
+			}
+			if !utf8.ValidString(rs.Path) {
+				t.Fatalf("Resolve(%q) = %q, not UTF-8", in, rs.Path)
+			}
+			rels[i], _ = filepath.Rel(ft.root, rs.Path)
 		}
-		if !within(rs.Path, root) {
-			t.Fatalf("Resolve(%q) = %q, outside the root", in, rs.Path)
-		}
-		if within(rs.Path, ws) {
-			t.Fatalf("Resolve(%q) = %q, inside the workspace", in, rs.Path)
-		}
-		if real, err := filepath.EvalSymlinks(rs.Path); err != nil || real != rs.Path {
-			t.Fatalf("Resolve(%q) = %q, not a real path (%q, %v)", in, rs.Path, real, err)
-		}
-		if !utf8.ValidString(rs.Path) {
-			t.Fatalf("Resolve(%q) = %q, not UTF-8", in, rs.Path)
+		// An input naming one tree's directory is not asked of the other.
+		names := strings.Contains(in, filepath.Dir(trees[0].root)) || strings.Contains(in, filepath.Dir(trees[1].root))
+		if !names && (codes[0] != codes[1] || rels[0] != rels[1]) {
+			t.Fatalf("Resolve(%q) differs with what exists outside the roots: %q %q / %q %q", in, codes[0], rels[0], codes[1], rels[1])
 		}
 	})
 }

@@ -119,6 +119,10 @@ func TestSyncSkipReasons(t *testing.T) {
 	}
 	e.symlink(filepath.Join(e.outside, "secret.txt"), "tree/esc-file")
 	e.symlink(e.outside, "tree/esc-dir")
+	// Dangling links outside are escapes too: whether their target exists
+	// outside the roots must not show in coverage.
+	e.symlink(filepath.Join(e.outside, "missing.txt"), "tree/esc-dangling")
+	e.symlink("../../outside/nodir/missing.txt", "tree/esc-dangling-rel")
 	e.symlink(filepath.Join(e.root, "nowhere"), "tree/broken")
 	e.symlink(filepath.Join(e.root, "tree"), "tree/sub/cycle")
 	e.write("elsewhere/shared.md", "# Shared\n\nsharedword\n")
@@ -143,6 +147,8 @@ func TestSyncSkipReasons(t *testing.T) {
 		"latin1.txt":        SkipUndecodable,
 		"esc-file":          SkipSymlinkEscape,
 		"esc-dir":           SkipSymlinkEscape,
+		"esc-dangling":      SkipSymlinkEscape,
+		"esc-dangling-rel":  SkipSymlinkEscape,
 		"broken":            SkipSymlinkBroken,
 		"sub/cycle/":        SkipSymlinkCycle,
 		"ws":                SkipWorkspace,
@@ -159,7 +165,7 @@ func TestSyncSkipReasons(t *testing.T) {
 	if len(got) != len(wantSkips) {
 		t.Errorf("skips = %v", got)
 	}
-	for r, n := range map[string]int64{SkipIgnored: 1, SkipBinary: 1, SkipSymlinkEscape: 2} {
+	for r, n := range map[string]int64{SkipIgnored: 1, SkipBinary: 1, SkipSymlinkEscape: 4, SkipSymlinkBroken: 1} {
 		if st.SkippedByReason[r] != n {
 			t.Errorf("SkippedByReason[%s] = %d, want %d", r, st.SkippedByReason[r], n)
 		}

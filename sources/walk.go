@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -217,11 +218,16 @@ func (w *walker) file(rel, abs string, fi fs.FileInfo) {
 // directory target is walked once, and never when it lies inside the
 // source itself (its files are indexed under their own path).
 func (w *walker) symlink(abs, rel string, elems []string, ps []gitignore.Pattern) error {
-	target, err := filepath.EvalSymlinks(abs)
+	// The policy's resolution never looks outside the roots: a link that
+	// leads outside is an escape whether or not its target exists there.
+	target, err := w.policy.resolve(abs)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, errLeavesRoots):
+			w.skip(rel, SkipSymlinkEscape, "the target lies outside the ingest roots")
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			w.skip(rel, SkipSymlinkBroken, "")
-		} else {
+		default:
 			w.skip(rel, SkipSymlinkBroken, "the target cannot be resolved")
 		}
 		return nil
