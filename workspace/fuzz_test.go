@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -30,10 +31,13 @@ func FuzzParseScope(f *testing.F) {
 	})
 }
 
-// FuzzSettings: any tychora.json loads or fails with a typed error, and
-// what loads always listens on loopback.
+// FuzzSettings: any tychora.json loads or fails with a typed error that
+// names the file, and what loads is one JSON object of known keys, spelled
+// exactly, and always listens on loopback.
 func FuzzSettings(f *testing.F) {
-	for _, s := range []string{`{}`, `{"listen":"[::1]:0"}`, `{"workers":3,"collections":["a"]}`, `{"ingest_roots":["x"]}`, `[]`, `{"listen":"127.0.0.1:99999"}`} {
+	for _, s := range []string{`{}`, `{"listen":"[::1]:0"}`, `{"workers":3,"collections":["a"]}`, `{"ingest_roots":["x"]}`, `[]`, `{"listen":"127.0.0.1:99999"}`,
+		`null`, `{"workers":2} x`, `{"workers":2}{"workers":3}`, `{"WORKERS":3,"Query_History":"full"}`, `{"workers":1,"workers":2}`,
+		`{"workers":null}`, `{"work\u0065rs":3}`, "{}\n\t ", `{"workers":2`, ""} {
 		f.Add(s)
 	}
 	dir := f.TempDir() + "/ws"
@@ -50,7 +54,19 @@ func FuzzSettings(f *testing.F) {
 			if c := ErrorCode(err); c != CodeInvalidArgument {
 				t.Fatalf("code %s: %v", c, err)
 			}
+			if !strings.HasPrefix(ErrorMessage(err), l.Settings+": ") {
+				t.Fatalf("message %q does not name the file", ErrorMessage(err))
+			}
 			return
+		}
+		var m map[string]json.RawMessage
+		if !json.Valid([]byte(body)) || json.Unmarshal([]byte(body), &m) != nil || m == nil {
+			t.Fatalf("loaded %q, which is not one JSON object", body)
+		}
+		for k := range m {
+			if _, ok := settingsKeys[k]; !ok {
+				t.Fatalf("loaded %q, with the unknown key %q", body, k)
+			}
 		}
 		if !strings.HasPrefix(s.Listen, "127.0.0.1:") && !strings.HasPrefix(s.Listen, "[::1]:") {
 			t.Fatalf("listen %q", s.Listen)

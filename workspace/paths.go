@@ -75,3 +75,20 @@ func (l Layout) EnsureDirs() error {
 	}
 	return os.Chmod(l.Runtime, 0o700)
 }
+
+// ResolveSymlinks resolves the clean absolute path p through its symlinks
+// (filepath.EvalSymlinks). When p does not exist, its deepest ancestor that
+// does is resolved and the rest is kept as written; when nothing resolves,
+// p is returned as is.
+func ResolveSymlinks(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Settings are the flat keys of tychora.json (DESIGN §2). Every key is
@@ -61,7 +66,9 @@ func DefaultSettings(dir string) Settings {
 	return s
 }
 
-// Fill applies the defaults to every key left unset; dir is the workspace.
+// Fill applies the defaults to every key left unset: absent, or zero (0,
+// "" or an empty list; docs/architecture.md documents that a zero value
+// means the default). dir is the workspace.
 func (s *Settings) Fill(dir string) { s.fill(dir) }
 
 func (s *Settings) fill(dir string) {
@@ -96,9 +103,18 @@ func (s *Settings) fill(dir string) {
 }
 
 // Validate checks every key and makes the ingest roots absolute and clean.
-// dir is the workspace directory.
+// dir is the workspace directory. Roots are compared after their symlinks
+// are resolved, and so is the home directory: "/" is never an ingest root,
+// the home directory never an implied one, and a root never lies inside
+// the workspace, however they are spelled.
 func (s *Settings) Validate(dir string) error {
-	home, _ := os.UserHomeDir()
+	dir = filepath.Clean(dir)
+	realDir := ResolveSymlinks(dir)
+	var homes []string // as given and resolved
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		home = filepath.Clean(home)
+		homes = append(homes, home, ResolveSymlinks(home))
+	}
 	for i, r := range s.IngestRoots {
 		if r == "" {
 			return Errorf(CodeInvalidArgument, "ingest_roots[%d] is empty", i)
@@ -108,14 +124,19 @@ func (s *Settings) Validate(dir string) error {
 		}
 		r = filepath.Clean(r)
 		s.IngestRoots[i] = r
-		if r == string(filepath.Separator) {
-			return Errorf(CodeInvalidArgument, "ingest root %q: the filesystem root is never an ingest root", r)
+		real := ResolveSymlinks(r)
+		via := ""
+		if real != r {
+			via = " (through a symlink)"
 		}
-		if home != "" && r == filepath.Clean(home) && s.impliedRoot {
-			return Errorf(CodeInvalidArgument, "the home directory is never an implied ingest root: name one with --ingest-root")
+		if real == string(filepath.Separator) {
+			return Errorf(CodeInvalidArgument, "ingest root %q is the file system root%s, which is never an ingest root", r, via)
 		}
-		if r == dir || isWithin(r, dir) {
-			return Errorf(CodeInvalidArgument, "ingest root %q lies inside the workspace, which is never ingested", r)
+		if s.impliedRoot && (slices.Contains(homes, r) || slices.Contains(homes, real)) {
+			return Errorf(CodeInvalidArgument, "the implied ingest root %q is the home directory%s, which is never an implied ingest root: name one with --ingest-root or in ingest_roots", r, via)
+		}
+		if r == dir || isWithin(r, dir) || real == realDir || isWithin(real, realDir) {
+			return Errorf(CodeInvalidArgument, "ingest root %q lies inside the workspace%s, which is never ingested", r, via)
 		}
 	}
 	seen := map[string]bool{}
@@ -179,8 +200,11 @@ func (s *Settings) HasCollection(name string) bool {
 }
 
 // LoadSettings reads tychora.json in dir, applies defaults and validates.
-// Unknown keys are refused so that a typo does not silently fall back to a
-// default.
+// The file must hold exactly one JSON object and nothing but white space
+// after it; its keys must be the known ones, spelled exactly (they are
+// case-sensitive), each at most once and not null. Unknown keys are refused
+// so that a typo does not silently fall back to a default. Every refusal is
+// INVALID_ARGUMENT and names the file.
 func LoadSettings(l Layout) (Settings, error) {
 	b, err := os.ReadFile(l.Settings)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -189,17 +213,154 @@ func LoadSettings(l Layout) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("read settings: %w", err)
 	}
-	var s Settings
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return Settings{}, Errorf(CodeInvalidArgument, "tychora.json: %v", err)
+	s, err := decodeSettings(b)
+	if err != nil {
+		return Settings{}, inSettingsFile(l, err)
 	}
 	s.fill(l.Dir)
 	if err := s.Validate(l.Dir); err != nil {
-		return Settings{}, err
+		return Settings{}, inSettingsFile(l, err)
 	}
 	return s, nil
+}
+
+// inSettingsFile prefixes the message of err, an *Error, with the file.
+func inSettingsFile(l Layout, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: e.Code, Message: l.Settings + ": " + e.Message, Err: e.Err}
+}
+
+// settingsKeys maps each key of tychora.json to the index of its field in
+// Settings.
+var settingsKeys = func() map[string]int {
+	m := map[string]int{}
+	t := reflect.TypeFor[Settings]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			m[name] = i
+		}
+	}
+	return m
+}()
+
+// decodeSettings decodes the text of tychora.json strictly: one object,
+// known keys matched exactly (encoding/json alone would match them
+// case-insensitively, take the last of a duplicate, accept null and ignore
+// what follows the object).
+func decodeSettings(b []byte) (Settings, error) {
+	var s Settings
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return s, Errorf(CodeInvalidArgument, "the file is empty: want a JSON object ({} for every default)")
+	}
+	if err != nil {
+		return s, Errorf(CodeInvalidArgument, "not valid JSON: %v", err)
+	}
+	if tok != json.Delim('{') {
+		return s, Errorf(CodeInvalidArgument, "want a JSON object ({} for every default), not %s", jsonKind(tok))
+	}
+	v := reflect.ValueOf(&s).Elem()
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return s, Errorf(CodeInvalidArgument, "not valid JSON: %v", err)
+		}
+		key, _ := tok.(string) // an object's key is always a string
+		i, ok := settingsKeys[key]
+		if !ok {
+			return s, unknownKey(key)
+		}
+		if seen[key] {
+			return s, Errorf(CodeInvalidArgument, "key %q appears twice", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return s, Errorf(CodeInvalidArgument, "key %q: not valid JSON: %v", key, err)
+		}
+		if string(raw) == "null" {
+			return s, Errorf(CodeInvalidArgument, "key %q is null: leave it out for the default", key)
+		}
+		f := v.Field(i)
+		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
+			return s, Errorf(CodeInvalidArgument, "key %q: want %s, not %s", key, jsonType(f.Type()), describe(raw))
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return s, Errorf(CodeInvalidArgument, "not valid JSON: %v", err)
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return s, Errorf(CodeInvalidArgument, "unexpected text after the settings object: %v", err)
+		}
+		return s, Errorf(CodeInvalidArgument, "unexpected text after the settings object (%s): the file holds one JSON object", jsonKind(tok))
+	}
+	return s, nil
+}
+
+// unknownKey words the refusal of key, with the known key it differs from
+// only in case when there is one.
+func unknownKey(key string) error {
+	if len(key) > 64 {
+		key = strings.ToValidUTF8(key[:64], "") + "..."
+	}
+	for k := range settingsKeys {
+		if strings.EqualFold(k, key) {
+			return Errorf(CodeInvalidArgument, "unknown key %q: keys are case-sensitive, did you mean %q?", key, k)
+		}
+	}
+	known := slices.Sorted(maps.Keys(settingsKeys))
+	return Errorf(CodeInvalidArgument, "unknown key %q (known keys: %s)", key, strings.Join(known, ", "))
+}
+
+// jsonKind names what a JSON token is, for messages.
+func jsonKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "an array"
+		}
+		return "an object"
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	}
+	return "a value"
+}
+
+// describe quotes a short JSON value and names the kind of a long one, for
+// messages.
+func describe(raw json.RawMessage) string {
+	if len(raw) <= 40 {
+		return string(raw)
+	}
+	tok, _ := json.NewDecoder(bytes.NewReader(raw)).Token()
+	return jsonKind(tok)
+}
+
+// jsonType names the JSON a settings field takes, for messages.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "an array of strings"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	default:
+		return "a string"
+	}
 }
 
 // SaveSettings writes s to tychora.json atomically.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -262,4 +263,209 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Release()
+}
+
+// TestSettingsStrictDecoding: tychora.json is exactly one JSON object of
+// known keys spelled exactly; anything looser is INVALID_ARGUMENT with a
+// message naming the file and, where there is one, the key.
+func TestSettingsStrictDecoding(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".tychora")
+	l := NewLayout(dir)
+	if err := l.EnsureDirs(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct{ body, key string }{
+		{`{"workers":2} x`, ""},
+		{`{"workers":2}{"workers":3}`, ""},
+		{`{"workers":2} {}`, ""},
+		{`{"workers":2}]`, ""},
+		{`{"WORKERS":3,"Query_History":"full"}`, "WORKERS"},
+		{`{"workers":3,"Query_History":"full"}`, "Query_History"},
+		{`{"Workers":3}`, "Workers"},
+		{`{"ingest_roots ":[]}`, "ingest_roots "},
+		{`{"colour":"blue"}`, "colour"},
+		{`null`, ""},
+		{``, ""},
+		{"  \n", ""},
+		{`[{"workers":2}]`, ""},
+		{`"workers"`, ""},
+		{`{"workers":2`, ""},
+		{`{"workers":1,"workers":2}`, "workers"},
+		{`{"workers":null}`, "workers"},
+		{`{"collections":null}`, "collections"},
+		{`{"workers":"2"}`, "workers"},
+		{`{"ingest_roots":"/x"}`, "ingest_roots"},
+		{`{"max_file_bytes":1.5}`, "max_file_bytes"},
+	}
+	for _, c := range bad {
+		if err := os.WriteFile(l.Settings, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadSettings(l)
+		if ErrorCode(err) != CodeInvalidArgument {
+			t.Errorf("settings %q: %v, want INVALID_ARGUMENT", c.body, err)
+			continue
+		}
+		msg := ErrorMessage(err)
+		if !strings.HasPrefix(msg, l.Settings+": ") {
+			t.Errorf("settings %q: message %q does not name the file", c.body, msg)
+		}
+		if c.key != "" && !strings.Contains(msg, fmt.Sprintf("%q", c.key)) {
+			t.Errorf("settings %q: message %q does not name the key %q", c.body, msg, c.key)
+		}
+	}
+	good := []struct {
+		body    string
+		workers int
+	}{
+		{`{}`, DefaultWorkers},
+		{"{\"workers\":3}\n\t \n", 3},
+		{`{"work\u0065rs":4}`, 4}, // the key is "workers" once unescaped
+		{`{"workers":0}`, DefaultWorkers},
+	}
+	for _, c := range good {
+		if err := os.WriteFile(l.Settings, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadSettings(l)
+		if err != nil || s.Workers != c.workers {
+			t.Errorf("settings %q: workers %d, %v; want %d", c.body, s.Workers, err, c.workers)
+		}
+	}
+}
+
+// TestSettingsKeysCoverFields: the decoder knows every field of Settings
+// that SaveSettings writes, so what tychora init writes loads again.
+func TestSettingsKeysCoverFields(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".tychora")
+	l := NewLayout(dir)
+	if err := l.EnsureDirs(); err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings(dir)
+	if err := SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	b, _ := os.ReadFile(l.Settings)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(settingsKeys) != len(m) {
+		t.Errorf("decoder knows %d keys, SaveSettings writes %d", len(settingsKeys), len(m))
+	}
+	got, err := LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.impliedRoot = false
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip: %+v\nwant %+v", got, s)
+	}
+}
+
+// TestFileSystemRootNeverIngestRoot: "/" is refused as an ingest root
+// however it is spelled, a symlink to it included, at init (Validate) and
+// when a hand-edited tychora.json is loaded.
+func TestFileSystemRootNeverIngestRoot(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, ".tychora")
+	l := NewLayout(dir)
+	if err := l.EnsureDirs(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", filepath.Join(base, "rootlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("rootlink", filepath.Join(base, "chain")); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"/", "rootlink", filepath.Join(base, "rootlink"), "chain", "rootlink/.", strings.Repeat("../", 40)} {
+		s := Settings{IngestRoots: []string{r}}
+		s.Fill(dir)
+		if err := s.Validate(dir); ErrorCode(err) != CodeInvalidArgument || !strings.Contains(ErrorMessage(err), "file system root") {
+			t.Errorf("Validate(ingest root %q): %v, want INVALID_ARGUMENT", r, err)
+		}
+		body, _ := json.Marshal(map[string][]string{"ingest_roots": {r}})
+		if err := os.WriteFile(l.Settings, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadSettings(l)
+		if ErrorCode(err) != CodeInvalidArgument || !strings.HasPrefix(ErrorMessage(err), l.Settings+": ") {
+			t.Errorf("LoadSettings(ingest root %q): %v, want INVALID_ARGUMENT naming the file", r, err)
+		}
+	}
+	// The implied root too: a workspace in a directory whose parent is /.
+	s := Settings{}
+	s.Fill(filepath.Join(base, "rootlink", "ws"))
+	if err := s.Validate(filepath.Join(base, "rootlink", "ws")); ErrorCode(err) != CodeInvalidArgument {
+		t.Errorf("implied root through a symlink to /: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
+// TestHomeNeverImpliedRootThroughSymlink: the home directory reached
+// through a symlink, on either side, is not an implied root either; named
+// explicitly it stays allowed.
+func TestHomeNeverImpliedRootThroughSymlink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "fakehome")
+	link := filepath.Join(base, "homelink")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ home, parent string }{{home, link}, {link, home}, {link, link}} {
+		t.Setenv("HOME", c.home)
+		dir := filepath.Join(c.parent, ".tychora")
+		s := DefaultSettings(dir)
+		if err := s.Validate(dir); ErrorCode(err) != CodeInvalidArgument || !strings.Contains(ErrorMessage(err), "home directory") {
+			t.Errorf("HOME=%s, workspace %s: %v, want INVALID_ARGUMENT", c.home, dir, err)
+		}
+		// A settings file without ingest_roots implies the root too.
+		l := NewLayout(dir)
+		if err := l.EnsureDirs(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(l.Settings, []byte(`{"workers":2}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadSettings(l); ErrorCode(err) != CodeInvalidArgument {
+			t.Errorf("HOME=%s, load %s: %v, want INVALID_ARGUMENT", c.home, l.Settings, err)
+		}
+		s = Settings{IngestRoots: []string{c.parent}}
+		s.Fill(dir)
+		if err := s.Validate(dir); err != nil {
+			t.Errorf("HOME=%s, home named explicitly as %s: %v", c.home, c.parent, err)
+		}
+	}
+}
+
+// TestIngestRootInsideWorkspaceThroughSymlink: a root that is a symlink
+// into the workspace is refused like the workspace itself.
+func TestIngestRootInsideWorkspaceThroughSymlink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, ".tychora")
+	if err := os.MkdirAll(filepath.Join(dir, "assets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "assets"), filepath.Join(base, "wslink")); err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{IngestRoots: []string{"wslink"}}
+	s.Fill(dir)
+	if err := s.Validate(dir); ErrorCode(err) != CodeInvalidArgument {
+		t.Errorf("root through a symlink into the workspace: %v, want INVALID_ARGUMENT", err)
+	}
 }
