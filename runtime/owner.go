@@ -68,6 +68,12 @@ type Options struct {
 	ShutdownWait time.Duration
 	// Logger receives the owner's logs; nil is silent.
 	Logger *slog.Logger
+	// NoJobs leaves the job queue's workers stopped until a job is added,
+	// synced or retried through this owner: an owner opened for a command
+	// that only reads (OpenLocal for `jobs list`, `search`, ...) must not
+	// resume the queued and interrupted jobs only to abort them a moment
+	// later when the command ends.
+	NoJobs bool
 }
 
 // Owner is the single process that holds a workspace: the lock, the
@@ -92,6 +98,7 @@ type Owner struct {
 	indexer   *sources.Indexer
 	assets    *sources.Assets
 	queue     *jobs.Queue
+	jobsOnce  sync.Once
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
@@ -278,9 +285,16 @@ func (own *Owner) open(ctx context.Context) error {
 	if err := own.publish(StateRunning); err != nil {
 		return err
 	}
-	own.queue.Start()
+	if !own.opts.NoJobs {
+		own.startJobs()
+	}
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
+}
+
+// startJobs starts the job queue's workers, once.
+func (own *Owner) startJobs() {
+	own.jobsOnce.Do(own.queue.Start)
 }
 
 func (own *Owner) publish(state string) error {

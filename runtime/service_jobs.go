@@ -43,6 +43,7 @@ func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest
 		if err != nil {
 			return interfaces.JobResult{}, err
 		}
+		s.owner.startJobs()
 		return interfaces.JobResult{Job: j}, nil
 	case interfaces.SourceActionSync:
 		if req.SourceID == "" || req.Source != nil {
@@ -56,6 +57,7 @@ func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest
 		if err != nil {
 			return interfaces.JobResult{}, err
 		}
+		s.owner.startJobs()
 		return interfaces.JobResult{Job: j}, nil
 	default:
 		return interfaces.JobResult{}, workspace.Errorf(workspace.CodeInvalidArgument, "action %q: use add or sync", req.Action)
@@ -152,7 +154,11 @@ func (s *Local) ManageJob(ctx context.Context, req interfaces.ManageJobRequest) 
 		if err := p.Require(workspace.GrantWrite); err != nil {
 			return interfaces.ManageJobResult{}, err
 		}
-		return one(q.Retry(ctx, p, req.JobID))
+		j, err := q.Retry(ctx, p, req.JobID)
+		if err == nil {
+			s.owner.startJobs()
+		}
+		return one(j, err)
 	default:
 		return interfaces.ManageJobResult{}, workspace.Errorf(workspace.CodeInvalidArgument, "action %q: use list, get, cancel or retry", req.Action)
 	}

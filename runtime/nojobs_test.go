@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/sources"
+)
+
+// TestNoJobsLeavesTheQueue: an owner opened with NoJobs (a command that only
+// reads) runs no job, queued or interrupted, until one is added, synced or
+// retried through it.
+func TestNoJobsLeavesTheQueue(t *testing.T) {
+	ctx := context.Background()
+	dir := newWorkspace(t)
+	data := filepath.Join(filepath.Dir(dir), "notes")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(data, fmt.Sprintf("n%d.md", i)), []byte("# Note\n\nheron\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, err := Start(ctx, Options{Dir: dir, NoJobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close(ctx)
+	src, _, err := own.indexer.Add(ctx, sources.SourceInput{Path: data, CollectionID: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := own.queue.Enqueue(ctx, jobs.KindAdd, src.ID, src.CollectionID, "owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := own.Service()
+	octx := OwnerContext(ctx)
+	time.Sleep(300 * time.Millisecond) // time enough for a worker to claim it, were there one
+	got, err := svc.GetJob(octx, queued.ID)
+	if err != nil || got.Job.State != jobs.StateQueued || got.Job.StartedAt != nil {
+		t.Fatalf("a queued job under NoJobs: %+v %v", got.Job, err)
+	}
+
+	// A sync asked through this owner starts the workers: both jobs run.
+	other := filepath.Join(filepath.Dir(dir), "more")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "m.md"), []byte("# More\n\nheron\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.AddSources(octx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{queued.ID, res.Job.ID} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			j, err := svc.GetJob(octx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Job.State == jobs.StateSucceeded {
+				break
+			}
+			if j.Job.Final() || time.Now().After(deadline) {
+				t.Fatalf("job %s: %+v", id, j.Job)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
