@@ -277,9 +277,12 @@ func (own *Owner) open(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(own.log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ConnState:         own.connState,
+		// "OPTIONS *" would otherwise be answered 200 by net/http itself,
+		// before the Host and Origin checks.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(own.log.Handler(), slog.LevelWarn),
+		BaseContext:                  func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnState:                    own.connState,
 	}
 	go func() { own.serveErr <- own.srv.Serve(own.ln) }()
 	if err := own.publish(StateRunning); err != nil {

@@ -435,3 +435,32 @@ func deadPID(t *testing.T) int {
 	t.Skip("no free pid found")
 	return 0
 }
+
+// TestOptionsStar: "OPTIONS *" meets the same checks as every request
+// (net/http would answer it 200 by itself).
+func TestOptionsStar(t *testing.T) {
+	own := startOwner(t, newWorkspace(t))
+	authority := strings.TrimPrefix(own.URL(), "http://")
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"evil.example", 403},
+		{authority, 401},
+	} {
+		conn, err := net.Dial("tcp", authority)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "OPTIONS * HTTP/1.1\r\nHost: %s\r\nOrigin: http://evil.example\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n", tc.host)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode < 400 || (tc.status == 403 && resp.StatusCode != 403) || !strings.Contains(string(body), `"error"`) {
+			t.Errorf("OPTIONS * with Host %s: %d %s", tc.host, resp.StatusCode, body)
+		}
+	}
+}
