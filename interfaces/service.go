@@ -52,6 +52,11 @@ type HealthResult struct {
 	PID         int        `json:"pid,omitempty"`
 	Version     string     `json:"tychora_version,omitempty"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
+	// Workspace is the owner's workspace directory, symlinks resolved
+	// (with a valid token only): a sibling checks it is the workspace it
+	// opened, so that an endpoint.json copied along with a workspace never
+	// sends its commands to the original's owner.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // JobCounts counts the jobs waiting and running.

@@ -15,7 +15,9 @@ const proveTimeout = 2 * time.Second
 // ConnectLocal returns a client for the owner of the workspace at dir, or
 // ErrNoOwner. endpoint.json is never trusted as it stands: the pid must be
 // alive and an authenticated /v1/health must answer with the same
-// workspace_id. The endpoint is returned with the client.
+// workspace_id and the same workspace directory (an endpoint.json copied
+// with its workspace names the original's owner). The endpoint is returned
+// with the client.
 func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, error) {
 	l := workspace.NewLayout(dir)
 	ep, err := ReadEndpoint(l)
@@ -29,7 +31,7 @@ func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, e
 	hctx, cancel := context.WithTimeout(ctx, proveTimeout)
 	defer cancel()
 	h, err := c.Health(hctx)
-	if err != nil || h.WorkspaceID != ep.WorkspaceID || h.PID != ep.PID {
+	if err != nil || h.WorkspaceID != ep.WorkspaceID || h.PID != ep.PID || h.Workspace != realDir(l.Dir) {
 		if ctx.Err() != nil {
 			return nil, Endpoint{}, ctx.Err()
 		}

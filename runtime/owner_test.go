@@ -344,6 +344,34 @@ func TestConnectLocalRefusesImpostor(t *testing.T) {
 	}
 }
 
+// TestConnectLocalRefusesCopiedEndpoint: a workspace copied with its
+// endpoint.json (same workspace_id, a live pid, a valid token) does not
+// reach the original's owner; the original, also through a symlink, does.
+func TestConnectLocalRefusesCopiedEndpoint(t *testing.T) {
+	dirA := newWorkspace(t)
+	a := startOwner(t, dirA)
+	ep, err := ReadEndpoint(workspace.NewLayout(dirA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirB := newWorkspace(t)
+	if err := WriteEndpoint(workspace.NewLayout(dirB), ep); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ConnectLocal(context.Background(), dirB); !errors.Is(err, ErrNoOwner) {
+		t.Fatalf("a copied endpoint.json reached %s: %v", a.URL(), err)
+	}
+	link := filepath.Join(t.TempDir(), "ws-link")
+	if err := os.Symlink(dirA, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dirA, link} {
+		if _, _, err := ConnectLocal(context.Background(), d); err != nil {
+			t.Fatalf("ConnectLocal(%s): %v", d, err)
+		}
+	}
+}
+
 func TestCloseRemovesEndpointAndReleasesLock(t *testing.T) {
 	dir := newWorkspace(t)
 	own, err := Start(context.Background(), Options{Dir: dir})

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 	"unicode"
@@ -31,7 +32,16 @@ func (s *Local) Health(ctx context.Context) (interfaces.HealthResult, error) {
 		PID:         os.Getpid(),
 		Version:     Version,
 		StartedAt:   &started,
+		Workspace:   realDir(s.owner.layout.Dir),
 	}, nil
+}
+
+// realDir is dir with its symlinks resolved, or dir when it cannot be.
+func realDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
 }
 
 // Status describes the owner; it needs the read grant.
