@@ -492,3 +492,47 @@ func TestOptionsStar(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfClosedWrites: a client that half-closes its connection after
+// sending a write (which cancels the request's context in net/http) still
+// gets it carried out and answered, never a 500.
+func TestHalfClosedWrites(t *testing.T) {
+	dir := newWorkspace(t)
+	own := startOwner(t, dir)
+	data := filepath.Join(filepath.Dir(dir), "half")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "a.md"), []byte("# A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	authority := strings.TrimPrefix(own.URL(), "http://")
+	send := func(path, body string) (int, string) {
+		t.Helper()
+		conn, err := net.Dial("tcp", authority)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			path, authority, own.Token(), len(body), body)
+		if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for i := range 4 {
+		if st, body := send("/v1/tokens", fmt.Sprintf(`{"grant":"read","name":"half%d"}`, i)); st != http.StatusCreated && st != http.StatusOK {
+			t.Fatalf("token %d: %d %s", i, st, body)
+		}
+	}
+	st, body := send("/v1/add_sources", fmt.Sprintf(`{"action":"add","source":{"path":%q}}`, data))
+	if st != http.StatusOK && st != http.StatusAccepted && st != http.StatusCreated {
+		t.Fatalf("add_sources: %d %s", st, body)
+	}
+}

@@ -151,6 +151,7 @@ func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenReque
 	if err != nil {
 		return interfaces.CreatedToken{}, err
 	}
+	ctx = carryOut(ctx)
 	g, err := workspace.ParseGrant(string(req.Grant))
 	if err != nil {
 		return interfaces.CreatedToken{}, err
@@ -201,6 +202,7 @@ func (s *Local) RevokeToken(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	ctx = carryOut(ctx)
 	all, err := s.owner.tokens.ListTokens(ctx)
 	if err != nil {
 		return err

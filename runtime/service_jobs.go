@@ -21,6 +21,7 @@ func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest
 	if err := p.Require(workspace.GrantWrite); err != nil {
 		return interfaces.JobResult{}, err
 	}
+	ctx = carryOut(ctx)
 	switch req.Action {
 	case interfaces.SourceActionAdd:
 		if req.Source == nil || req.SourceID != "" {
@@ -149,12 +150,12 @@ func (s *Local) ManageJob(ctx context.Context, req interfaces.ManageJobRequest) 
 		if err := p.Require(workspace.GrantWrite); err != nil {
 			return interfaces.ManageJobResult{}, err
 		}
-		return one(q.Cancel(ctx, p, req.JobID))
+		return one(q.Cancel(carryOut(ctx), p, req.JobID))
 	case interfaces.JobActionRetry:
 		if err := p.Require(workspace.GrantWrite); err != nil {
 			return interfaces.ManageJobResult{}, err
 		}
-		j, err := q.Retry(ctx, p, req.JobID)
+		j, err := q.Retry(carryOut(ctx), p, req.JobID)
 		if err == nil {
 			s.owner.startJobs()
 		}
@@ -189,4 +190,14 @@ func pageLimit(n, def, most int) (int, error) {
 		return 0, workspace.Errorf(workspace.CodeInvalidArgument, "limit must be between 1 and %d", most)
 	}
 	return n, nil
+}
+
+// carryOut detaches a write from its caller's cancellation: a write, once
+// asked for, is carried out whole and answered. An HTTP client that
+// half-closes its connection after sending the request (which cancels the
+// request's context) still gets its job or token, and a caller that gives
+// up never leaves a write half done nor is it told INTERNAL. Every write
+// it covers is a few statements long.
+func carryOut(ctx context.Context) context.Context {
+	return context.WithoutCancel(ctx)
 }
