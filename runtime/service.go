@@ -173,22 +173,46 @@ func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenReque
 			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeNotFound, "no collection %q", c)
 		}
 	}
-	if len(cs) == 0 && !p.AllCollections() {
-		cs = slices.Clone(p.Collections)
+	if len(cs) == 0 {
+		cs = nil // none named: all the caller's
+		if !p.AllCollections() {
+			cs = slices.Clone(p.Collections)
+		}
 	}
+	// A name rotates the token of that name the caller can manage. Tokens
+	// outside its reach are invisible to it, as in ListTokens: a name one
+	// of them holds gives the caller a new token of its own, never an
+	// error that would tell it the other exists.
+	rotate := ""
 	if req.Name != "" {
-		// Rotating a named token is managing it: it must lie within reach.
 		existing, err := s.owner.tokens.ListTokens(ctx)
 		if err != nil {
 			return interfaces.CreatedToken{}, err
 		}
+		var named []workspace.TokenRecord
 		for _, t := range existing {
-			if t.Name != nil && *t.Name == req.Name && !within(p, t.Collections) {
-				return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodePermissionDenied, "token %q is outside the caller's grant", req.Name)
+			if t.Name != nil && *t.Name == req.Name && within(p, t.Collections) {
+				named = append(named, t)
+			}
+		}
+		switch {
+		case len(named) == 1:
+			rotate = named[0].ID
+		case len(named) > 1:
+			// Only a caller who sees several (a manager of their
+			// collections) gets here: the one with the same collections.
+			for _, t := range named {
+				if slices.Equal(t.Collections, cs) {
+					rotate = t.ID
+				}
+			}
+			if rotate == "" {
+				return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeConflict,
+					"%d tokens are named %q, none on these collections: revoke the one to replace by id, or name its collections", len(named), req.Name)
 			}
 		}
 	}
-	rec, secret, err := s.owner.tokens.CreateToken(ctx, req.Name, g, cs)
+	rec, secret, err := s.owner.tokens.CreateToken(ctx, req.Name, g, cs, rotate)
 	if err != nil {
 		return interfaces.CreatedToken{}, err
 	}

@@ -148,11 +148,13 @@ func encodeCollections(cs []string) string {
 	return string(b)
 }
 
-// CreateToken stores a token with grant g on collections cs (nil: all) and
-// returns its record and the secret, which is never stored. Creating a
-// token under a name that exists rotates that token: same id, the new grant
-// and collections, a new secret.
-func (t *Tokens) CreateToken(ctx context.Context, name string, g Grant, cs []string) (TokenRecord, string, error) {
+// CreateToken stores a token named name ("" for none) with grant g on
+// collections cs (nil: all) and returns its record and the secret, which is
+// never stored. With rotate, the id of a stored token, it rotates that
+// token instead: same id, the new name, grant and collections, a new
+// secret (NOT_FOUND when it is gone). Names are not unique: which token a
+// name rotates is the caller's choice (see runtime's CreateToken).
+func (t *Tokens) CreateToken(ctx context.Context, name string, g Grant, cs []string, rotate string) (TokenRecord, string, error) {
 	secret, err := NewSecret()
 	if err != nil {
 		return TokenRecord{}, "", err
@@ -163,33 +165,26 @@ func (t *Tokens) CreateToken(ctx context.Context, name string, g Grant, cs []str
 	if name != "" {
 		namePtr = &name
 	}
-	tx, err := t.db.W.BeginTx(ctx, nil)
-	if err != nil {
-		return TokenRecord{}, "", fmt.Errorf("create token: %w", err)
+	if len(cs) == 0 {
+		cs = nil
 	}
-	defer tx.Rollback()
 	rec := TokenRecord{Name: namePtr, Grant: g, Collections: cs, CreatedAt: now}
-	var existing string
-	if name != "" {
-		err = tx.QueryRowContext(ctx, `SELECT id FROM tokens WHERE name = ?`, name).Scan(&existing)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if rotate != "" {
+		rec.ID = rotate
+		res, err := t.db.W.ExecContext(ctx, `UPDATE tokens SET name = ?, grant_level = ?, collections = ?, secret_hash = ?, created_at = ?, last_used_at = NULL WHERE id = ?`,
+			namePtr, string(g), encodeCollections(cs), h[:], now.Format(time.RFC3339Nano), rotate)
+		if err != nil {
 			return TokenRecord{}, "", fmt.Errorf("create token: %w", err)
 		}
-	}
-	if existing != "" {
-		rec.ID = existing
-		_, err = tx.ExecContext(ctx, `UPDATE tokens SET grant_level = ?, collections = ?, secret_hash = ?, created_at = ?, last_used_at = NULL WHERE id = ?`,
-			string(g), encodeCollections(cs), h[:], now.Format(time.RFC3339Nano), existing)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return TokenRecord{}, "", Errorf(CodeNotFound, "no token with that id")
+		}
 	} else {
 		rec.ID = uuid.NewString()
-		_, err = tx.ExecContext(ctx, `INSERT INTO tokens(id, name, grant_level, collections, secret_hash, created_at) VALUES(?, ?, ?, ?, ?, ?)`,
-			rec.ID, namePtr, string(g), encodeCollections(cs), h[:], now.Format(time.RFC3339Nano))
-	}
-	if err != nil {
-		return TokenRecord{}, "", fmt.Errorf("create token: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return TokenRecord{}, "", fmt.Errorf("create token: %w", err)
+		if _, err := t.db.W.ExecContext(ctx, `INSERT INTO tokens(id, name, grant_level, collections, secret_hash, created_at) VALUES(?, ?, ?, ?, ?, ?)`,
+			rec.ID, namePtr, string(g), encodeCollections(cs), h[:], now.Format(time.RFC3339Nano)); err != nil {
+			return TokenRecord{}, "", fmt.Errorf("create token: %w", err)
+		}
 	}
 	t.mu.Lock()
 	delete(t.lastSeen, rec.ID)

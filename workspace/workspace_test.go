@@ -165,7 +165,7 @@ func TestTokensStore(t *testing.T) {
 	if err != nil || p.Grant != GrantManage || !p.AllCollections() {
 		t.Fatalf("owner: %+v %v", p, err)
 	}
-	rec, secret, err := toks.CreateToken(ctx, "n", GrantRead, []string{"a"})
+	rec, secret, err := toks.CreateToken(ctx, "n", GrantRead, []string{"a"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

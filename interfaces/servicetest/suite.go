@@ -183,8 +183,16 @@ func testTokenGrants(t *testing.T, h Harness) {
 	wantCode(t, "invalid collection", err, workspace.CodeInvalidArgument)
 	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "has space"})
 	wantCode(t, "invalid name", err, workspace.CodeInvalidArgument)
-	bTok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"b"}})
+	bTok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{"b"}, Name: "suite-b"})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// None named is all; an empty list names none.
+	allTok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Collections: []string{}})
+	if err != nil || allTok.Collections != nil {
+		t.Fatalf("collections [] gives %v (%v), want all (null)", allTok.Collections, err)
+	}
+	if err := admin.RevokeToken(actx, allTok.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -209,6 +217,32 @@ func testTokenGrants(t *testing.T, h Harness) {
 		}
 	}
 	wantCode(t, "limited manager revokes b's token", limited.RevokeToken(lctx, bTok.ID), workspace.CodeNotFound)
+	// A name held by a token out of reach gives the limited manager a token
+	// of its own: no error tells it the other exists, and the other stays.
+	same, err := limited.CreateToken(lctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "suite-b"})
+	if err != nil || same.ID == bTok.ID || len(same.Collections) != 1 || same.Collections[0] != "a" {
+		t.Fatalf("limited manager naming b's token's name: %+v %v", same, err)
+	}
+	if h.WithSecret != nil {
+		bs, bctx := h.WithSecret(t, bTok.Token)
+		if _, err := bs.Status(bctx); err != nil {
+			t.Fatalf("b's token after a same-named token of a: %v", err)
+		}
+	}
+	// Each rotates its own.
+	again, err := limited.CreateToken(lctx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "suite-b"})
+	if err != nil || again.ID != same.ID {
+		t.Fatalf("rotating a's suite-b: %+v %v (want id %s)", again, err, same.ID)
+	}
+	rotB, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "suite-b", Collections: []string{"b"}})
+	if err != nil || rotB.ID != bTok.ID {
+		t.Fatalf("rotating b's suite-b: %+v %v (want id %s)", rotB, err, bTok.ID)
+	}
+	_, err = admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "suite-b"})
+	wantCode(t, "a name two tokens hold, neither on the collections asked", err, workspace.CodeConflict)
+	if err := limited.RevokeToken(lctx, same.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := limited.RevokeToken(lctx, aTok.ID); err != nil {
 		t.Fatal(err)
 	}
