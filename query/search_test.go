@@ -168,6 +168,27 @@ func TestSearchSnippet(t *testing.T) {
 	}
 }
 
+// TestSearchSnippetIdentifierParts: words that match only as parts of an
+// identifier (through code_terms) are what the snippet shows, not the
+// unit's first lines.
+func TestSearchSnippetIdentifierParts(t *testing.T) {
+	env := newSearchEnv(t)
+	var src strings.Builder
+	src.WriteString("package server\n\nfunc finish(w *response) {\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&src, "\tw.step%d()\n", i)
+	}
+	src.WriteString("\tif w.req.MultipartForm != nil {\n\t\tw.req.MultipartForm.RemoveAll()\n\t}\n}\n")
+	env.folder("code", "default", map[string]string{"server.go": src.String()})
+	res := env.search(env.all, QueryRequest{Question: "multipart form"})
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits")
+	}
+	if sn := res.Hits[0].Snippet; !strings.Contains(sn, "MultipartForm") {
+		t.Errorf("snippet %q does not show MultipartForm", sn)
+	}
+}
+
 func TestSearchPaging(t *testing.T) {
 	env := newSearchEnv(t)
 	files := map[string]string{}

@@ -1,9 +1,13 @@
 package query
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tychora/tychora/sources"
 )
 
 // Snippets.
@@ -25,6 +29,7 @@ const snippetBytes = 240
 // makeSnippet returns the best window of text for the query terms.
 func makeSnippet(m *matcher, terms []sterm, text string) string {
 	hits, _ := m.scan(text, nil)
+	hits = m.partHits(text, hits)
 	if len(hits) == 0 {
 		end := min(len(text), snippetBytes)
 		for end < len(text) && end > 0 && !utf8.RuneStart(text[end]) {
@@ -103,4 +108,29 @@ func clipWindow(text string, start, end, keepFrom, keepTo int) string {
 		s += "…"
 	}
 	return s
+}
+
+// partHits adds to hits, in text order, the parts of identifiers in text
+// that match a term ("Multipart" and "Form" of MultipartForm for the
+// question "multipart form"): ranking finds them through the code_terms
+// column, so the snippet must show where they are.
+func (m *matcher) partHits(text string, hits []hit) []hit {
+	if len(text) > maxScanBytes {
+		text = text[:maxScanBytes]
+	}
+	n := len(hits)
+	var buf []byte
+	sources.EachPart(text, func(a, b int) {
+		buf = append(buf[:0], strings.ToLower(text[a:b])...)
+		if len(buf) == 0 || !m.first[buf[0]] {
+			return
+		}
+		if t := m.lookup(buf); t >= 0 {
+			hits = append(hits, hit{term: t, start: int32(a), end: int32(b)})
+		}
+	})
+	if len(hits) > n {
+		slices.SortStableFunc(hits, func(x, y hit) int { return cmp.Compare(x.start, y.start) })
+	}
+	return hits
 }

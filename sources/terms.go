@@ -240,6 +240,27 @@ func Compounds(text string) []string {
 	return out
 }
 
+// EachPart calls fn with the byte bounds of each part of every compound in
+// text that splits into more than one part, in order, as CodeTerms splits
+// them: for "x := MultipartForm" it gives the bounds of "Multipart" and of
+// "Form".
+func EachPart(text string, fn func(a, b int)) {
+	var bounds [][2]int
+	for i := 0; i < len(text); {
+		a, b := nextCompound(text, i)
+		if a >= len(text) {
+			break
+		}
+		bounds = appendParts(bounds[:0], text, a, b)
+		if len(bounds) > 1 {
+			for _, p := range bounds {
+				fn(p[0], p[1])
+			}
+		}
+		i = b
+	}
+}
+
 // SplitIdentifier returns the lower-cased parts of every identifier in s,
 // in order, as CodeTerms splits them: "parseHTTPRequest" gives
 // ["parse", "http", "request"], "os.ReadFile" gives ["os", "read", "file"],
