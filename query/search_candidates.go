@@ -329,11 +329,19 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 		add(fill)
 	case len(chosen) < len(idx):
 		// When the probes above leave the pool short of a page, rows of
-		// the clauses left out top it up in index order (never ranked:
-		// that would cost what leaving them out saved).
+		// the clauses left out (the rarest four of them) top it up in
+		// index order (never ranked: that would cost what leaving them
+		// out saved). The rows of the chosen ones are in the pool already.
 		add(orProbe(chosen))
-		fill.topUp = true
-		add(fill)
+		var left []int
+		for _, i := range idx {
+			if !slices.Contains(chosen, i) && len(left) < 4 {
+				left = append(left, i)
+			}
+		}
+		top := orProbe(left)
+		top.fill, top.topUp = true, true
+		add(top)
 	default:
 		add(orProbe(chosen))
 	}

@@ -42,6 +42,20 @@ func TestPlanProbesDeadClause(t *testing.T) {
 	if last := probes[len(probes)-1]; !last.fill || !last.topUp || !strings.Contains(last.match, `"request"`) {
 		t.Errorf("the plan ends with %+v, want a top-up fill probe over the common words", last)
 	}
+	// The top-up draws on the clauses the pruned OR left out, not on those
+	// it ran: with four rare phrases and one common word, the common word.
+	mixed := []clause{
+		{match: `"a b"`, df: 3, scan: 30, prio: 5},
+		{match: `"c d"`, df: 4, scan: 40, prio: 5},
+		{match: `"e f"`, df: 5, scan: 50, prio: 5},
+		{match: `"199"`, df: 8, exact: true, scan: 8, prio: 4},
+		{match: `"http"`, df: 30000, exact: true, scan: 30000, prio: 2},
+	}
+	probes = planProbes(prof, n, mixed)
+	last := probes[len(probes)-1]
+	if !last.fill || !last.topUp || !strings.Contains(last.match, `"http"`) || strings.Contains(last.match, `"a b"`) {
+		t.Errorf("the plan ends with %+v, want a top-up over the common word the OR left out", last)
+	}
 	// A df of 0 for a token with letters the Go tokenizer may fold
 	// otherwise than FTS5 (Vietnamese "thi\u1ec7u") is no proof: the
 	// clause stays.
