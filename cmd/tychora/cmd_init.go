@@ -25,8 +25,12 @@ func initCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the settings written as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return withExit(exitUsage, errorf("init takes no arguments (got %q)", c.Args().First()))
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			cols, err := collectionFlags(c)
+			if err != nil {
+				return err
 			}
 			dir, err := workspaceDir(c)
 			if err != nil {
@@ -40,11 +44,11 @@ func initCommand(e *env) *cli.Command {
 				}
 				fi, err := os.Stat(r)
 				if err != nil || !fi.IsDir() {
-					return withExit(exitUsage, errorf("ingest root %s is not a directory", r))
+					return usageError("--ingest-root %s is not a directory", r)
 				}
 				roots = append(roots, filepath.Clean(r))
 			}
-			s, err := tyruntime.Init(dir, tyruntime.InitOptions{IngestRoots: roots, Collections: c.StringSlice("collection")})
+			s, err := tyruntime.Init(dir, tyruntime.InitOptions{IngestRoots: roots, Collections: cols})
 			if err != nil {
 				return err
 			}

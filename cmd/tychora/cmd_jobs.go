@@ -10,6 +10,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/jobs"
+)
+
+// Page sizes the owner accepts (runtime, query); the flags' help says them
+// too, and a value outside is a usage error.
+const (
+	maxJobsPage     = 100
+	maxDiscoverPage = 200
+	maxInspectPage  = 200
 )
 
 func jobsCommand(e *env) *cli.Command {
@@ -21,10 +30,11 @@ func jobsCommand(e *env) *cli.Command {
 			UsageText: "tychora jobs " + action + " [--json] JOB_ID",
 			Flags:     []cli.Flag{jsonFlag},
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 1 {
-					return withExit(exitUsage, errorf("jobs %s takes one JOB_ID", action))
+				id, err := oneArg(c, "JOB_ID")
+				if err != nil {
+					return err
 				}
-				req := interfaces.ManageJobRequest{Action: action, JobID: c.Args().First()}
+				req := interfaces.ManageJobRequest{Action: action, JobID: id}
 				return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 					res, err := svc.ManageJob(ctx, req)
 					if err != nil {
@@ -55,12 +65,22 @@ func jobsCommand(e *env) *cli.Command {
 				UsageText: "tychora jobs list [--state S] [--limit N] [--cursor C] [--json]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "state", Usage: "queued, running, succeeded, failed or cancelled"},
-					&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 100 (default 20)"},
+					&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 100", DefaultText: "20"},
 					&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					req := interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: c.String("state"), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					if c.IsSet("state") && !jobs.ValidState(c.String("state")) {
+						return usageError("--state %q: use queued, running, succeeded, failed or cancelled", c.String("state"))
+					}
+					limit, err := intFlag(c, "limit", 1, maxJobsPage)
+					if err != nil {
+						return err
+					}
+					req := interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: c.String("state"), Limit: limit, Cursor: c.String("cursor")}
 					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := svc.ManageJob(ctx, req)
 						if err != nil {
@@ -83,7 +103,7 @@ func jobsCommand(e *env) *cli.Command {
 							return err
 						}
 						if res.NextCursor != nil {
-							fmt.Fprintf(e.stdout, "more: tychora jobs list --cursor %s\n", *res.NextCursor)
+							fmt.Fprintf(e.stdout, "more: %s\n", nextPageHint(c, *res.NextCursor, nil))
 						}
 						return nil
 					})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -33,9 +34,12 @@ func mcpConfigCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "client", Value: "claude-code", Usage: "claude-code, claude-desktop, cursor or vscode"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			client := c.String("client")
 			if !slices.Contains(mcpClients, client) {
-				return withExit(exitUsage, workspace.Errorf(workspace.CodeInvalidArgument, "client %q: use claude-code, claude-desktop, cursor or vscode", client))
+				return usageError("--client %q: use claude-code, claude-desktop, cursor or vscode", client)
 			}
 			dir, err := workspaceDir(c)
 			if err != nil {
@@ -53,7 +57,7 @@ func mcpConfigCommand(e *env) *cli.Command {
 				return printConfig(e, client, entry)
 			}
 			if client == "claude-desktop" {
-				return withExit(exitUsage, workspace.Errorf(workspace.CodeInvalidArgument, "Claude Desktop's config file takes stdio servers: run mcp-config without --http"))
+				return usageError("Claude Desktop's config file takes stdio servers: run mcp-config without --http")
 			}
 			s, err := workspace.LoadSettings(workspace.NewLayout(dir))
 			if err != nil {
@@ -104,5 +108,11 @@ func printConfig(e *env, client string, entry map[string]any) error {
 		doc = map[string]any{"mcpServers": map[string]any{"tychora": entry}}
 		fmt.Fprintln(e.stderr, "tychora: put this in .mcp.json at your project root (Claude Code)")
 	}
-	return printJSON(e.stdout, doc)
+	// Meant for pasting into a file: indented, unlike the --json bodies.
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
 )
 
 func searchCommand(e *env) *cli.Command {
@@ -21,29 +23,47 @@ func searchCommand(e *env) *cli.Command {
 			"bytes an MCP client receives); --render prints the answer as markdown@1 (for\n" +
 			"people), agent@1 (compact, citation first) or hierarchical-evidence@1.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "limit", Usage: "most hits (default 10, at most 100)"},
+			&cli.IntFlag{Name: "limit", Usage: "most hits, 1 to 100", DefaultText: "10"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "only these collections (repeatable)"},
 			&cli.StringSliceFlag{Name: "kind", Usage: "only these kinds: markdown, code, text, html, ... (repeatable)"},
 			&cli.StringSliceFlag{Name: "language", Usage: "only these languages (repeatable)"},
 			&cli.StringSliceFlag{Name: "path", Usage: "only paths matching this glob, ** crosses folders (repeatable)"},
 			&cli.StringSliceFlag{Name: "source", Usage: "only these sources (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "ranking profile (see tychora discover profiles)"},
-			&cli.IntFlag{Name: "budget", Usage: "answer budget in tokens (default: the default_max_tokens setting)"},
+			&cli.IntFlag{Name: "budget", Usage: "answer budget in tokens, 1 to 1048576", DefaultText: "the default_max_tokens setting"},
 			&cli.StringFlag{Name: "render", Usage: "markdown@1, agent@1 or hierarchical-evidence@1"},
 			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous answer"},
 			&cli.StringFlag{Name: "replay", Usage: "re-run a retained run (query_history \"full\") instead of QUESTION"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/search body"},
 		},
 		Action: func(c *cli.Context) error {
+			if _, err := render.ParseFormat(c.String("render")); err != nil {
+				return withExit(exitUsage, err)
+			}
+			limit, err := intFlag(c, "limit", 1, query.MaxLimit)
+			if err != nil {
+				return err
+			}
+			budget, err := intFlag(c, "budget", 1, query.MaxBudgetTokens)
+			if err != nil {
+				return err
+			}
+			if _, err := collectionFlags(c); err != nil {
+				return err
+			}
 			args := interfaces.SearchArgs{Render: c.String("render"), ReplayRunID: c.String("replay")}
+			if c.IsSet("replay") && args.ReplayRunID == "" {
+				return usageError("--replay is empty: give a run id (see tychora runs list)")
+			}
+			question := strings.Join(c.Args().Slice(), " ")
 			if args.ReplayRunID == "" {
-				if c.NArg() == 0 {
-					return withExit(exitUsage, errorf("search takes a QUESTION"))
+				if strings.TrimSpace(question) == "" {
+					return usageError("search takes a QUESTION%s", seeHelp(c))
 				}
 				req := &query.QueryRequest{
-					Question: strings.Join(c.Args().Slice(), " "),
+					Question: question,
 					Profile:  c.String("profile"),
-					Limit:    c.Int("limit"),
+					Limit:    limit,
 					Cursor:   c.String("cursor"),
 				}
 				f := query.Filters{Collections: c.StringSlice("collection"), Kinds: c.StringSlice("kind"), Languages: c.StringSlice("language"),
@@ -51,12 +71,20 @@ func searchCommand(e *env) *cli.Command {
 				if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources) > 0 {
 					req.Filters = &f
 				}
-				if c.IsSet("budget") {
-					req.Budget = &query.Budget{MaxTokens: c.Int("budget")}
+				if budget > 0 {
+					req.Budget = &query.Budget{MaxTokens: budget}
 				}
 				args.Request = req
 			} else if c.NArg() > 0 {
-				return withExit(exitUsage, errorf("--replay takes no QUESTION"))
+				return usageError("--replay takes no QUESTION")
+			} else {
+				// The retained request is replayed as it was: nothing of it
+				// can be changed.
+				for _, f := range []string{"limit", "collection", "kind", "language", "path", "source", "profile", "budget", "cursor"} {
+					if c.IsSet(f) {
+						return usageError("--replay re-runs the retained request as it was: leave out --%s", f)
+					}
+				}
 			}
 			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				out, err := svc.Search(ctx, args)
@@ -78,8 +106,8 @@ func searchCommand(e *env) *cli.Command {
 				}
 				fmt.Fprintf(e.stderr, "tychora: %d of %d matches · %d/%d tokens (%s)%s · run %s\n", len(res.Hits), res.TotalMatches,
 					res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
-				if res.NextCursor != nil {
-					fmt.Fprintf(e.stderr, "tychora: more with --cursor %s\n", *res.NextCursor)
+				if res.NextCursor != nil && args.ReplayRunID == "" {
+					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, *res.NextCursor, []string{question}))
 				}
 				return nil
 			})
@@ -121,15 +149,19 @@ func discoverCommand(e *env) *cli.Command {
 		Usage:     "list what the workspace holds: " + strings.Join(interfaces.DiscoverSubjects, ", "),
 		UsageText: "tychora discover [--limit N] [--cursor C] [--json] SUBJECT",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200 (default 50)"},
+			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200", DefaultText: "50"},
 			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/discover body"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return withExit(exitUsage, errorf("discover takes one SUBJECT: %s", strings.Join(interfaces.DiscoverSubjects, ", ")))
+			if c.NArg() != 1 || !slices.Contains(interfaces.DiscoverSubjects, c.Args().First()) {
+				return usageError("discover takes one SUBJECT: %s", strings.Join(interfaces.DiscoverSubjects, ", "))
 			}
-			req := interfaces.DiscoverRequest{Subject: c.Args().First(), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+			limit, err := intFlag(c, "limit", 1, maxDiscoverPage)
+			if err != nil {
+				return err
+			}
+			req := interfaces.DiscoverRequest{Subject: c.Args().First(), Limit: limit, Cursor: c.String("cursor")}
 			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := svc.Discover(ctx, interfaces.DiscoverArgs{Request: req})
 				if err != nil {
@@ -145,7 +177,7 @@ func discoverCommand(e *env) *cli.Command {
 					fmt.Fprintln(e.stdout, "nothing yet")
 				}
 				if res.NextCursor != nil {
-					fmt.Fprintf(e.stderr, "tychora: more with --cursor %s\n", *res.NextCursor)
+					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, *res.NextCursor, c.Args().Slice()))
 				}
 				return nil
 			})
@@ -196,16 +228,20 @@ func inspectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "revision", Usage: "a revision (default: the current one)"},
 			&cli.StringFlag{Name: "extraction", Usage: "an extraction, for channels"},
 			&cli.BoolFlag{Name: "include-content", Usage: "with revisions or coverage: the files' text"},
-			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200 (default 50)"},
+			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200", DefaultText: "50"},
 			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/inspect body"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return withExit(exitUsage, errorf("inspect takes SUBJECT and SOURCE_ID"))
+			if c.NArg() != 2 || !slices.Contains(interfaces.InspectSubjects, c.Args().Get(0)) || c.Args().Get(1) == "" {
+				return usageError("inspect takes SUBJECT (%s) and SOURCE_ID%s", strings.Join(interfaces.InspectSubjects, ", "), seeHelp(c))
+			}
+			limit, err := intFlag(c, "limit", 1, maxInspectPage)
+			if err != nil {
+				return err
 			}
 			req := interfaces.InspectRequest{Subject: c.Args().Get(0), SourceID: c.Args().Get(1), RevisionID: c.String("revision"),
-				ExtractionID: c.String("extraction"), IncludeContent: c.Bool("include-content"), Limit: c.Int("limit"), Cursor: c.String("cursor")}
+				ExtractionID: c.String("extraction"), IncludeContent: c.Bool("include-content"), Limit: limit, Cursor: c.String("cursor")}
 			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: req})
 				if err != nil {

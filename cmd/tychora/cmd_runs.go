@@ -30,6 +30,9 @@ func runsCommand(e *env) *cli.Command {
 				UsageText: "tychora runs list [--json]",
 				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the discover runs body"}},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := discoverAll(ctx, svc, query.SubjectRuns)
 						if err != nil {
@@ -69,11 +72,17 @@ func runsCommand(e *env) *cli.Command {
 				UsageText: "tychora runs diff [--json] RUN_A RUN_B",
 				Description: "Exits 0 when the runs have the same hits in the same order with the same\n" +
 					"scores and hashes, 1 when they have the same hits in another order or with\n" +
-					"other scores or hashes, 2 when the sets of hits differ, 3 on error.",
+					"other scores or hashes, 2 when the sets of hits differ, 3 on any error,\n" +
+					"a usage error included.",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the diff as JSON"}},
+				// Exit status 2 means "different sets" here: a usage error
+				// is an error, 3.
+				OnUsageError: func(c *cli.Context, err error, _ bool) error {
+					return withExit(exitDiffError, workspace.Errorf(workspace.CodeInvalidArgument, "%s%s", flagProblem(err), seeHelp(c)))
+				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 2 {
-						return withExit(exitDiffError, errorf("runs diff takes RUN_A and RUN_B"))
+					if c.NArg() != 2 || c.Args().Get(0) == "" || c.Args().Get(1) == "" {
+						return withExit(exitDiffError, workspace.Errorf(workspace.CodeInvalidArgument, "runs diff takes RUN_A and RUN_B%s", seeHelp(c)))
 					}
 					a, b := c.Args().Get(0), c.Args().Get(1)
 					var d query.RunDiff

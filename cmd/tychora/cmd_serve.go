@@ -41,8 +41,24 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return withExit(exitUsage, errorf("serve takes no arguments (got %q)", c.Args().First()))
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if c.IsSet("listen") {
+				if err := workspace.CheckListen(c.String("listen")); err != nil {
+					return withExit(exitUsage, err)
+				}
+			}
+			if !c.Bool("stdio") && (c.IsSet("grant") || c.IsSet("collection")) {
+				return usageError("--grant and --collection go with --stdio")
+			}
+			var principal workspace.Principal
+			if c.Bool("stdio") {
+				p, err := stdioPrincipal(c)
+				if err != nil {
+					return withExit(exitUsage, err)
+				}
+				principal = p
 			}
 			dir, err := workspaceDir(c)
 			if err != nil {
@@ -59,19 +75,12 @@ func serveCommand(e *env) *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if c.Bool("stdio") {
-				p, err := stdioPrincipal(c)
-				if err != nil {
-					return withExit(exitUsage, err)
-				}
 				return tyruntime.ServeStdio(ctx, tyruntime.StdioOptions{
 					Options:   tyruntime.Options{Dir: dir, Listen: c.String("listen"), Logger: log},
-					Principal: p,
+					Principal: principal,
 					In:        e.stdin,
 					Out:       e.stdout,
 				})
-			}
-			if c.IsSet("grant") || c.IsSet("collection") {
-				return withExit(exitUsage, errorf("--grant and --collection go with --stdio"))
 			}
 			own, err := tyruntime.Start(ctx, tyruntime.Options{
 				Dir:    dir,
@@ -131,7 +140,7 @@ func stdioPrincipal(c *cli.Context) (workspace.Principal, error) {
 	}
 	for _, col := range c.StringSlice("collection") {
 		if !workspace.ValidCollectionName(col) {
-			return p, workspace.Errorf(workspace.CodeInvalidArgument, "collection name %q is not valid", col)
+			return p, workspace.Errorf(workspace.CodeInvalidArgument, "--collection %q is not a valid collection name", col)
 		}
 		p.Collections = append(p.Collections, col)
 	}

@@ -28,21 +28,30 @@ func addCommand(e *env) *cli.Command {
 			"inside an ingest root) and queues a durable job that indexes it. With a running\n" +
 			"owner the job runs there: --wait follows it to the end. Without one, tychora\n" +
 			"becomes the owner for this command and runs the job to completion. Folders\n" +
-			"and repositories honour .gitignore.",
+			"and repositories honour .gitignore.\n\n" +
+			"Exits 1 when the job it followed ends failed or cancelled (the job is printed\n" +
+			"all the same). Ctrl-C stops following: a job in the running owner goes on\n" +
+			"there; one run by this command goes back to the queue for the next owner.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Usage: "file, folder or repository (detected when absent)"},
 			&cli.StringFlag{Name: "collection", Usage: "the collection (default: default)"},
 			&cli.StringSliceFlag{Name: "include", Usage: "index only files matching this glob (repeatable)"},
 			&cli.StringSliceFlag{Name: "exclude", Usage: "leave out files matching this glob (repeatable)"},
 			&cli.StringFlag{Name: "name", Usage: "a display name"},
-			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr)"},
+			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr); exit 1 if it fails or is cancelled"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1 body ({\"job\":...})"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return withExit(exitUsage, errorf("add takes one PATH"))
+			path, err := oneArg(c, "PATH")
+			if err != nil {
+				return err
 			}
-			path := c.Args().First()
+			if c.IsSet("kind") && !sources.Kind(c.String("kind")).Valid() {
+				return usageError("--kind %q: use file, folder or repository (or leave it out)", c.String("kind"))
+			}
+			if c.IsSet("collection") && !workspace.ValidCollectionName(c.String("collection")) {
+				return usageError("--collection %q is not a valid collection name", c.String("collection"))
+			}
 			if !filepath.IsAbs(path) {
 				cwd, err := os.Getwd()
 				if err != nil {
@@ -59,7 +68,7 @@ func addCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				return followJob(c, e, ctx, svc, res.Job, inProcess || c.Bool("wait"))
+				return followJob(c, e, ctx, svc, res.Job, inProcess)
 			})
 		},
 	}
@@ -72,33 +81,37 @@ func syncCommand(e *env) *cli.Command {
 		UsageText: "tychora sync [--wait] [--json] SOURCE_ID",
 		Description: "Queues a sync of SOURCE_ID (see tychora sources). A sync asked for while one is\n" +
 			"queued or running answers with that job. Without a running owner the sync\n" +
-			"runs to completion in this process.",
+			"runs to completion in this process. Exits 1 when the job it followed ends\n" +
+			"failed or cancelled (the job is printed all the same).",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr)"},
+			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr); exit 1 if it fails or is cancelled"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1 body ({\"job\":...})"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return withExit(exitUsage, errorf("sync takes one SOURCE_ID"))
+			id, err := oneArg(c, "SOURCE_ID")
+			if err != nil {
+				return err
 			}
-			req := interfaces.AddSourcesRequest{Action: interfaces.SourceActionSync, SourceID: c.Args().First()}
+			req := interfaces.AddSourcesRequest{Action: interfaces.SourceActionSync, SourceID: id}
 			return withService(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 				res, err := svc.AddSources(ctx, req)
 				if err != nil {
 					return err
 				}
-				return followJob(c, e, ctx, svc, res.Job, inProcess || c.Bool("wait"))
+				return followJob(c, e, ctx, svc, res.Job, inProcess)
 			})
 		},
 	}
 }
 
-// followJob prints a job, first waiting for it to end when wait is set.
-// Ctrl-C stops following; a job run in this process is then checkpointed
-// and resumes at the next start.
-func followJob(c *cli.Context, e *env, ctx context.Context, svc interfaces.Service, j jobs.Job, wait bool) error {
+// followJob prints a job, first waiting for it to end when --wait is set or
+// the job runs in this process (inProcess). Ctrl-C stops following; a job
+// run in this process is then checkpointed and resumes at the next start,
+// one in the running owner goes on there. A job that ends failed or
+// cancelled is exit status 1.
+func followJob(c *cli.Context, e *env, ctx context.Context, svc interfaces.Service, j jobs.Job, inProcess bool) error {
 	asJSON := c.Bool("json")
-	if wait && !j.Final() {
+	if (inProcess || c.Bool("wait")) && !j.Final() {
 		sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
 		bar := newProgress(e, asJSON)
@@ -109,7 +122,7 @@ func followJob(c *cli.Context, e *env, ctx context.Context, svc interfaces.Servi
 			select {
 			case <-sctx.Done():
 				bar.finish()
-				fmt.Fprintf(e.stderr, "tychora: stopped following job %s; it stays queued and resumes with the owner\n", j.ID)
+				fmt.Fprintln(e.stderr, interruptNote(ctx, svc, j, inProcess))
 				return withExit(exitFailure, errSilent)
 			case <-t.C:
 			}
@@ -140,7 +153,30 @@ func followJob(c *cli.Context, e *env, ctx context.Context, svc interfaces.Servi
 		}
 		return withExit(exitFailure, workspace.Errorf(workspace.CodeInternal, "%s", msg))
 	}
+	if j.State == jobs.StateCancelled {
+		// Not a success; the job printed above says what happened.
+		return withExit(exitFailure, errSilent)
+	}
 	return nil
+}
+
+// interruptNote says, after Ctrl-C, where the job j (last seen state) is
+// left: asked again of the owner, since it may have moved on.
+func interruptNote(ctx context.Context, svc interfaces.Service, j jobs.Job, inProcess bool) string {
+	if inProcess {
+		// Closing this process's owner checkpoints a running job back to
+		// the queue.
+		return fmt.Sprintf("tychora: stopped job %s (state %s); it goes back to the queue and resumes when an owner next starts", j.ID, j.State)
+	}
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if res, err := svc.GetJob(qctx, j.ID); err == nil {
+		j = res.Job
+	}
+	if j.Final() {
+		return fmt.Sprintf("tychora: stopped following job %s; it has ended (state %s)", j.ID, j.State)
+	}
+	return fmt.Sprintf("tychora: stopped following job %s; the job goes on in the owner (state %s)", j.ID, j.State)
 }
 
 func printJob(e *env, j jobs.Job) {
@@ -161,6 +197,9 @@ func sourcesCommand(e *env) *cli.Command {
 			"kind, path and current revision.",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the discover sources body"}},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := discoverAll(ctx, svc, query.SubjectSources)
 				if err != nil {

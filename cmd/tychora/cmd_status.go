@@ -22,6 +22,9 @@ func statusCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/status body"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			dir, err := workspaceDir(c)
 			if err != nil {
 				return err

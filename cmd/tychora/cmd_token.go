@@ -29,18 +29,31 @@ func tokenCommand(e *env) *cli.Command {
 				Description: "Creating a token under a name that exists rotates it: the same id, the new\n" +
 					"grant and collections, and a new secret (the old one stops working).",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "grant", Required: true, Usage: "read, write or manage"},
+					// Required, but checked in Action: urfave's own check
+					// prints the help on stdout.
+					&cli.StringFlag{Name: "grant", Usage: "read, write or manage (required)"},
 					&cli.StringSliceFlag{Name: "collection", Usage: "limit the token to this collection (repeatable)"},
 					&cli.StringFlag{Name: "name", Usage: "a name; re-creating a named token rotates its secret"},
 					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 0 {
-						return withExit(exitUsage, errorf("token create takes no arguments"))
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					if !c.IsSet("grant") {
+						return usageError("token create needs --grant read, write or manage%s", seeHelp(c))
+					}
+					grant, err := workspace.ParseGrant(c.String("grant"))
+					if err != nil {
+						return withExit(exitUsage, err)
+					}
+					cols, err := collectionFlags(c)
+					if err != nil {
+						return err
 					}
 					req := interfaces.CreateTokenRequest{
-						Grant:       workspace.Grant(c.String("grant")),
-						Collections: c.StringSlice("collection"),
+						Grant:       grant,
+						Collections: cols,
 						Name:        c.String("name"),
 					}
 					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
@@ -65,6 +78,9 @@ func tokenCommand(e *env) *cli.Command {
 				UsageText: "tychora token list [--json]",
 				Flags:     []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := svc.ListTokens(ctx)
 						if err != nil {
@@ -100,10 +116,10 @@ func tokenCommand(e *env) *cli.Command {
 				UsageText: "tychora token revoke [--json] TOKEN_ID",
 				Flags:     []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return withExit(exitUsage, errorf("token revoke takes one TOKEN_ID"))
+					id, err := oneArg(c, "TOKEN_ID")
+					if err != nil {
+						return err
 					}
-					id := c.Args().First()
 					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						if err := svc.RevokeToken(ctx, id); err != nil {
 							return err

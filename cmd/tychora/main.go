@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -67,7 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func newApp(e *env) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "tychora",
 		Usage: "fast, scoped, token-budgeted search over your own files for AI agents",
 		Description: "tychora keeps a search index of your files, folders and git repositories in a\n" +
@@ -106,11 +105,15 @@ func newApp(e *env) *cli.App {
 			runsCommand(e),
 			mcpConfigCommand(e),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return withExit(exitUsage, workspace.Errorf(workspace.CodeInvalidArgument, "%v", err))
+		// Without a command: the help; with an unknown one: a usage error.
+		Action: groupAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError("%s%s", flagProblem(err), seeHelp(c))
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run() reports errors
 	}
+	installUsage(app.Commands)
+	return app
 }
 
 // workspaceDir applies the --workspace > $TYCHORA_WORKSPACE > ./.tychora
@@ -143,10 +146,6 @@ func jsonRequested(args []string) bool {
 		}
 	}
 	return false
-}
-
-func errorf(format string, args ...any) error {
-	return fmt.Errorf(format, args...)
 }
 
 // quietLogger is the logger of an owner opened for one command: warnings

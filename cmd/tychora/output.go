@@ -13,11 +13,15 @@ import (
 	"github.com/tychora/tychora/workspace"
 )
 
-// printJSON writes v as one JSON document, the exact /v1 body shape.
+// printJSON writes v as the owner's HTTP API writes a /v1 body
+// (interfaces/http writeJSON): json.Marshal's compact bytes and a newline.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // printError reports err on stderr: the {"error":{"code","message"}}
