@@ -42,8 +42,11 @@ func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, e
 
 // OpenLocal opens the workspace in-process for one command: it becomes the
 // owner (lock, storage, loopback listener, endpoint.json) so that siblings
-// delegate to it while it runs. The caller Closes it.
+// delegate to it while it runs. The caller Closes it. Its job queue stays
+// still (NoJobs) until the command, or a sibling through it, adds, syncs or
+// retries a job: a command that only reads leaves the queue as it found it.
 func OpenLocal(ctx context.Context, o Options) (*Owner, error) {
+	o.NoJobs = true
 	return Start(ctx, o)
 }
 

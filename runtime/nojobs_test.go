@@ -28,7 +28,7 @@ func TestNoJobsLeavesTheQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	own, err := Start(ctx, Options{Dir: dir, NoJobs: true})
+	own, err := OpenLocal(ctx, Options{Dir: dir}) // NoJobs, as for every command
 	if err != nil {
 		t.Fatal(err)
 	}
