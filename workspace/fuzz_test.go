@@ -109,3 +109,30 @@ func FuzzCursor(f *testing.F) {
 		}
 	})
 }
+
+func FuzzNumberCursor(f *testing.F) {
+	c := NewCursorsWithKey([]byte("0123456789abcdef0123456789abcdef"))
+	good, err := c.SealNumber("search", "read:*|q", 40)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, "search", "read:*|q")
+	f.Add(good, "search", "read:a|q")
+	f.Add(good[:len(good)-1]+"0", "search", "read:*|q")
+	f.Add("", "search", "")
+	f.Add(strings.Repeat("0", len(good)), "search", "read:*|q")
+	f.Add(" "+good[1:], "search", "read:*|q")
+	f.Fuzz(func(t *testing.T, cur, kind, scope string) {
+		n, err := c.OpenNumber(kind, scope, cur)
+		if err != nil {
+			if ErrorCode(err) != CodeInvalidArgument {
+				t.Fatalf("code %s", ErrorCode(err))
+			}
+			return
+		}
+		// Only the sealed cursor under its own kind and scope opens.
+		if cur != good || kind != "search" || scope != "read:*|q" || n != 40 {
+			t.Fatalf("opened %q under %q/%q: %d", cur, kind, scope, n)
+		}
+	})
+}
