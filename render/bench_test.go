@@ -2,7 +2,10 @@ package render
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,5 +150,34 @@ func BenchmarkFit1000Cold(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkFit4000Cursors is BenchmarkFit4000 (agent@1, o200k_base) with
+// the page cursors of a search (FitInput.NextCursor): the tail of every
+// answer size is counted with its own cursor. Compare with
+// BenchmarkFit4000/agent/o200k_base.
+func BenchmarkFit4000Cursors(b *testing.B) {
+	hits := realisticHits(20)
+	costs := make([]HitCost, len(hits))
+	for i, h := range hits {
+		c, err := HitCostOf("o200k_base", FormatAgent, h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		costs[i] = c
+	}
+	// Search cursors are number cursors: 45 digits.
+	cursor := func(n int) *string {
+		sum := sha256.Sum256([]byte(strconv.Itoa(15 + n)))
+		c := fmt.Sprintf("%06d%039s", 15+n, new(big.Int).SetBytes(sum[:16]).String())
+		return &c
+	}
+	in := FitInput{Result: benchResult(hits), Costs: costs, MaxTokens: 4000, Counter: "o200k_base", Format: FormatAgent, NextCursor: cursor}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := Fit(ctx, in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

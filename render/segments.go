@@ -74,6 +74,12 @@ func (t *tally) count(s string) int {
 	if s == "" {
 		return 0
 	}
+	if allDigits(s) {
+		// Every counter cuts a run of digits into groups of three from
+		// its start, each one token (TestDigitRuns): numbers, run ids and
+		// search cursors need no encoding and no memo entry.
+		return (len(s) + 2) / 3
+	}
 	if n, ok := t.memo[s]; ok {
 		return n
 	}
@@ -289,4 +295,14 @@ func (p *prefixCounter) count(head string, m int, tail string) int {
 		}
 	}
 	return p.t.count(head + p.s[:m] + tail)
+}
+
+// allDigits reports whether s is ASCII digits only.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }

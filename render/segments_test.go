@@ -277,3 +277,26 @@ func TestUpToMatchesCount(t *testing.T) {
 		}
 	}
 }
+
+// TestDigitRuns: in every counter a run of ASCII digits alone costs one
+// token per group of three, which tally.count relies on.
+func TestDigitRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, info := range Counters() {
+		c, err := CounterFor(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 64; n++ {
+			for range 40 {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte('0' + r.IntN(10))
+				}
+				if got, want := c.Count(string(b)), (n+2)/3; got != want {
+					t.Fatalf("%s: %q is %d tokens, want %d", info.Name, b, got, want)
+				}
+			}
+		}
+	}
+}
