@@ -183,11 +183,18 @@ func TestHelpDefaults(t *testing.T) {
 // body as sent.
 func getV1(t *testing.T, ws, path string) []byte {
 	t.Helper()
+	return callV1(t, ws, http.MethodGet, path, "")
+}
+
+// callV1 sends one /v1 request with the owner's token and returns the body
+// of its 200 answer.
+func callV1(t *testing.T, ws, method, path, body string) []byte {
+	t.Helper()
 	_, ep, err := tyruntime.ConnectLocal(context.Background(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodGet, ep.URL+path, nil)
+	req, err := http.NewRequest(method, ep.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +206,7 @@ func getV1(t *testing.T, ws, path string) []byte {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s %v", path, resp.StatusCode, b, err)
+		t.Fatalf("%s %s: %d %s %v", method, path, resp.StatusCode, b, err)
 	}
 	return b
 }
@@ -240,6 +247,21 @@ func TestJSONIsV1Body(t *testing.T) {
 			if got != want {
 				t.Errorf("%s --json (owner running: %t):\n%q\nGET %s:\n%q", c.name, i == 1, got, c.path, want)
 			}
+		}
+	}
+	// Through the owner, items of discover and inspect results keep the
+	// owner's bytes (not re-encoded from maps, whose keys would be sorted).
+	for _, c := range []struct {
+		args       []string
+		path, body string
+	}{
+		{[]string{"sources", "--json"}, "/v1/discover", `{"request":{"subject":"sources"}}`},
+		{[]string{"discover", "--json", "kinds"}, "/v1/discover", `{"request":{"subject":"kinds"}}`},
+		{[]string{"inspect", "--json", "source", added.Job.SourceID}, "/v1/inspect", `{"request":{"subject":"source","source_id":"` + added.Job.SourceID + `"}}`},
+	} {
+		want := string(callV1(t, ws, http.MethodPost, c.path, c.body))
+		if got := tychora(t, ws, c.args...).stdout; got != want {
+			t.Errorf("%q:\n%q\nPOST %s:\n%q", c.args, got, c.path, want)
 		}
 	}
 	// Every --json body is one compact line.

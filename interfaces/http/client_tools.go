@@ -13,11 +13,24 @@ import (
 	"github.com/tychora/tychora/workspace"
 )
 
-// Discover calls POST /v1/discover.
+// Discover calls POST /v1/discover. Each item is kept as the bytes the
+// owner sent (json.RawMessage), so that encoding the result again gives
+// the owner's body byte for byte (decoded into maps, its keys would come
+// back sorted).
 func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (interfaces.DiscoverResult, error) {
-	var out interfaces.DiscoverResult
-	err := c.do(ctx, http.MethodPost, "/v1/discover", args, &out)
-	return out, err
+	var raw struct {
+		Subject    string            `json:"subject"`
+		Items      []json.RawMessage `json:"items"`
+		NextCursor *string           `json:"next_cursor"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/v1/discover", args, &raw); err != nil {
+		return interfaces.DiscoverResult{}, err
+	}
+	out := interfaces.DiscoverResult{Subject: raw.Subject, Items: make([]any, len(raw.Items)), NextCursor: raw.NextCursor}
+	for i, it := range raw.Items {
+		out.Items[i] = it
+	}
+	return out, nil
 }
 
 // Search calls POST /v1/search. The structured bytes are the result
@@ -37,11 +50,16 @@ func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interf
 	return interfaces.SearchOutput{Result: res, Structured: b, Rendered: rendered}, nil
 }
 
-// Inspect calls POST /v1/inspect.
+// Inspect calls POST /v1/inspect. The result is kept as the bytes the
+// owner sent, as in Discover.
 func (c *Client) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	var out interfaces.InspectResult
-	err := c.do(ctx, http.MethodPost, "/v1/inspect", args, &out)
-	return out, err
+	var raw struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/v1/inspect", args, &raw); err != nil {
+		return interfaces.InspectResult{}, err
+	}
+	return interfaces.InspectResult{Result: raw.Result}, nil
 }
 
 // AddSources calls POST /v1/add_sources.
