@@ -83,7 +83,12 @@ func (b *Bridge) current(ctx context.Context, stale *httpapi.Client) (interfaces
 		own, err := Start(ctx, b.opts)
 		if err == nil {
 			b.own = own
-			b.opts.Logger.Info("bridge took over as owner", "workspace", b.opts.Dir)
+			if own.Created() {
+				// DESIGN §2: serve says so when it creates a workspace.
+				b.opts.Logger.Warn("created workspace with default settings",
+					"workspace", b.opts.Dir, "ingest_root", own.Settings().IngestRoots[0])
+			}
+			b.opts.Logger.Info("became the owner", "workspace", b.opts.Dir)
 			return own.Service(), nil, nil
 		}
 		if !IsOwnerRunning(err) || time.Now().After(deadline) {

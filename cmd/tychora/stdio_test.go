@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +95,32 @@ func TestTwoStdioProcesses(t *testing.T) {
 	// A sibling CLI delegates to the new owner.
 	if r := tychora(t, ws, "status", "--json"); r.code != 0 {
 		t.Fatalf("status after takeover: %+v", r)
+	}
+}
+
+// TestStdioSaysItCreatedTheWorkspace: `serve --stdio` on a missing
+// workspace creates it and says so on stderr (DESIGN §2), as `serve` does.
+func TestStdioSaysItCreatedTheWorkspace(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "fresh", ".tychora")
+	if err := os.MkdirAll(filepath.Dir(ws), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--workspace", ws, "serve", "--stdio")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callStatus(t, ctx, cs)
+	cs.Close()
+	if !strings.Contains(stderr.String(), "created workspace") {
+		t.Fatalf("stderr says nothing of the new workspace:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "tychora.json")); err != nil {
+		t.Fatal(err)
 	}
 }
