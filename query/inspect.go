@@ -205,8 +205,8 @@ func (in *Inspector) Inspect(ctx context.Context, p workspace.Principal, req Ins
 		if err != nil {
 			return nil, err
 		}
-		if req.IncludeContent && (src.CurrentRevisionID == nil || rev != *src.CurrentRevisionID) {
-			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "content is available for the current revision only")
+		if err := currentOnly(src, rev); err != nil {
+			return nil, err
 		}
 		return pageOf(ctx, in, src.ID, &rev, cur.Offset, limit, next, func(ctx context.Context, srcID string, _ *string, off, lim int) ([]CoverageItem, error) {
 			return in.coverage(ctx, src, off, lim, req.IncludeContent)
@@ -402,6 +402,18 @@ func (in *Inspector) channels(ctx context.Context, srcID, rev, extraction string
 	return out, rows.Err()
 }
 
+// currentOnly refuses rev unless it is src's current revision: the file
+// list, coverage and content are kept for the current revision only (an
+// earlier one keeps its counts, in its stats), and answering with today's
+// files under an old revision's id would be wrong.
+func currentOnly(src sources.Source, rev string) error {
+	if src.CurrentRevisionID == nil || rev != *src.CurrentRevisionID {
+		return workspace.Errorf(workspace.CodeInvalidArgument,
+			"files, coverage and content are kept for the current revision only; an earlier revision's counts are in subject revisions")
+	}
+	return nil
+}
+
 // coverage lists every path of the current revision: the files (indexed,
 // assets, skipped for their content) and the paths the walk left out.
 func (in *Inspector) coverage(ctx context.Context, src sources.Source, off, limit int, content bool) ([]CoverageItem, error) {
@@ -442,8 +454,8 @@ func (in *Inspector) revisionFiles(ctx context.Context, src sources.Source, req 
 	if err != nil {
 		return Page[CoverageItem]{}, err
 	}
-	if req.IncludeContent && (src.CurrentRevisionID == nil || rev != *src.CurrentRevisionID) {
-		return Page[CoverageItem]{}, workspace.Errorf(workspace.CodeInvalidArgument, "content is available for the current revision only")
+	if err := currentOnly(src, rev); err != nil {
+		return Page[CoverageItem]{}, err
 	}
 	items, err := in.coverage(ctx, src, off, limit, req.IncludeContent)
 	if err != nil {

@@ -166,6 +166,25 @@ func testInspect(t *testing.T, h Harness) {
 		t.Fatalf("edited main.go %v", got["main.go"])
 	}
 
+	// After a second revision, the first one's files and coverage are not
+	// answered with today's: only the current revision keeps them.
+	firstRev := rep["source"].(map[string]any)["current_revision_id"].(string)
+	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	synced, err := w.AddSources(wctx, interfaces.AddSourcesRequest{Action: "sync", SourceID: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, w, wctx, synced.Job.ID)
+	for _, subject := range []string{"coverage", "revisions"} {
+		_, err := inspect(interfaces.InspectRequest{Subject: subject, SourceID: src, RevisionID: firstRev})
+		wantCode(t, subject+" of an earlier revision", err, workspace.CodeInvalidArgument)
+	}
+	if _, err := inspect(interfaces.InspectRequest{Subject: "revisions", SourceID: src}); err != nil {
+		t.Fatalf("revisions: %v", err)
+	}
+
 	// Errors and scope.
 	for _, tc := range []struct {
 		name string
