@@ -109,9 +109,10 @@ func (ix *Indexer) Add(ctx context.Context, in SourceInput) (src Source, created
 
 // Progress is a sync's running count, as a JobHandle reports it.
 type Progress struct {
-	FilesSeen int64 `json:"files_seen"` // regular files found by the walk
+	// Once a sync is done, FilesSeen = Indexed + Unchanged + Skipped.
+	FilesSeen int64 `json:"files_seen"` // paths the walk met: regular files, and the paths it left out
 	Indexed   int64 `json:"indexed"`    // files (re-)extracted or stored as assets
-	Unchanged int64 `json:"unchanged"`  // files whose content had not changed
+	Unchanged int64 `json:"unchanged"`  // indexed files whose content had not changed
 	Skipped   int64 `json:"skipped"`    // paths left out (every skip reason)
 	Bytes     int64 `json:"bytes"`      // bytes read from changed files
 }
@@ -223,7 +224,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		}
 		return Stats{}, err
 	}
-	stats.FilesSeen = int64(len(walked.files))
+	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
 	stats.WalkMS = time.Since(start).Milliseconds()
 	skips := walked.skips
 
@@ -235,9 +236,10 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		old := st.files[f.rel]
 		stale := old != nil && old.staleExtraction(f.rel)
 		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
-			stats.Unchanged++
 			if old.status == statusSkipped {
 				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
+			} else {
+				stats.Unchanged++
 			}
 			continue
 		}

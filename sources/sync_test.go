@@ -174,6 +174,14 @@ func TestSyncSkipReasons(t *testing.T) {
 	if p := e.paths(src.ID); !slices.Equal(p, wantPaths) {
 		t.Errorf("indexed %v, want %v", p, wantPaths)
 	}
+	// The counts add up, the first time and when nothing changed (an
+	// unchanged skipped file is skipped, not unchanged).
+	if st.FilesSeen != st.Indexed+st.Unchanged+st.Skipped || st.Skipped != int64(len(wantSkips)) || st.Indexed != int64(len(wantPaths)) {
+		t.Errorf("first sync: %+v, want %d seen = indexed + unchanged + skipped", st.Progress, len(wantSkips)+len(wantPaths))
+	}
+	if again := e.sync(src.ID); again.FilesSeen != st.FilesSeen || again.Unchanged+again.Skipped+again.Indexed != again.FilesSeen || again.Skipped != st.Skipped {
+		t.Errorf("second sync: %+v after %+v", again.Progress, st.Progress)
+	}
 	for _, w := range []string{"secretword", "lockedword", "ignored"} {
 		if n := e.match(w); n != 0 {
 			t.Errorf("MATCH %s: %d hits, want 0", w, n)
