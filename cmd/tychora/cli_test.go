@@ -433,7 +433,9 @@ func startAdd(t *testing.T, ws, dir string, want func(jobs.Job) bool, args ...st
 					t.Fatal(err)
 				}
 				for _, it := range src.Items {
-					if m, _ := it.(map[string]any); m != nil && m["id"] == j.SourceID && m["path"] == dir {
+					var m map[string]any
+					b, _ := json.Marshal(it)
+					if json.Unmarshal(b, &m) == nil && m["id"] == j.SourceID && m["path"] == dir {
 						return cmd, &out, &errb, j
 					}
 				}

@@ -525,7 +525,9 @@ func referenceRun(t *testing.T, ctx context.Context, ws, tree string, treeBytes 
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m, ok := ds.Items[0].(map[string]any); ok && m["current_revision_id"] != nil {
+			var m map[string]any
+			b, _ := json.Marshal(ds.Items[0])
+			if json.Unmarshal(b, &m) == nil && m["current_revision_id"] != nil {
 				p.committed = d.wchar
 				mark("committed")
 			}
