@@ -1,6 +1,12 @@
 package mcpapi
 
-import "github.com/tychora/tychora/interfaces"
+import (
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/tychora/tychora/interfaces"
+)
 
 // DecodeArgs runs the argument decoder of tool on raw, for the fuzz
 // targets of the external tests.
@@ -21,4 +27,22 @@ func DecodeArgs(tool string, raw []byte) error {
 		_, err = decodeArgs[struct{}](tool, raw)
 	}
 	return err
+}
+
+// ServerMethods returns the method table screen checks HTTP bodies
+// against: for each method, whether it is a notification and whether it
+// needs params.
+func ServerMethods() map[string][2]bool {
+	out := map[string][2]bool{}
+	for m, r := range serverMethods {
+		out[m] = [2]bool{r.notification, r.params}
+	}
+	return out
+}
+
+// SDKSessionHandler returns the SDK's session handler of h as h mounts
+// it, but without the checks h runs before it, to test what the SDK
+// itself answers.
+func (h *HTTPHandler) SDKSessionHandler() http.Handler {
+	return auth.RequireBearerToken(principalToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.stateful)
 }

@@ -81,6 +81,8 @@ var rpcSeeds = []string{
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
 	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 	`{"jsonrpc":"1.0","id":null}`, `{}`, `[]`, ``, `{"jsonrpc":"2.0","id":{},"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"method":"no/such/method"}`,
+	`{"jsonrpc":"2.0","method":"notifications/nope"}`, `[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"nope"}]`,
 }
 
 var rpcVersions = []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "2099-01-01", "garbage"}
@@ -205,6 +207,17 @@ func FuzzStdioFrames(f *testing.F) {
 	}
 	for _, s := range []string{"not json\n", "\n\n", "[]\r\n", "{\"jsonrpc\":\"2.0\"\n", "\xff\xfe\n", strings.Repeat("x", 3000) + "\n{}"} {
 		f.Add([]byte(s))
+	}
+	// Sequences that ended the SDK's session: batches with notifications,
+	// batches reusing ids.
+	for _, lines := range [][]string{
+		{reportedBatch, reportedBatch},
+		{initialize("1", "2025-03-26"), initializedN, reportedBatch, reportedBatch},
+		{initialize("1", "2024-11-05"), reportedBatch, initializedN, batchOf(initializedN, initializedN)},
+		{batchOf(ping("1"), initializedN), batchOf(ping("1"), ping("2")), ping("1"), batchOf(unknownN, ping("2"))},
+		{batchOf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"}}}}`), batchOf(ping("3"), cancelledN)},
+	} {
+		f.Add([]byte(strings.Join(lines, "\n") + "\n"))
 	}
 	own := startOwner(f)
 	f.Fuzz(func(t *testing.T, in []byte) {

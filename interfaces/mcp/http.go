@@ -3,13 +3,10 @@ package mcpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -103,6 +100,9 @@ func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 			writeEnvelope(w, http.StatusMethodNotAllowed, workspace.Errorf(workspace.CodeInvalidArgument, "method not allowed: this server offers no SSE stream on GET"))
 			return
 		}
+		if f, ok := r.Context().Value(frameKey{}).(*frame); ok && h.screen(w, r, f) {
+			return
+		}
 		if r.Header.Get("Mcp-Protocol-Version") >= statelessSince {
 			h.stateless.ServeHTTP(w, r)
 			return
@@ -136,195 +136,20 @@ func writeEnvelope(w http.ResponseWriter, status int, err error) {
 	_, _ = w.Write(append(errorEnvelope(err), '\n'))
 }
 
-// JSON-RPC error codes of a body that is no JSON-RPC message.
-const (
-	rpcParseError     = -32700
-	rpcInvalidRequest = -32600
-)
-
-// checkJSONRPC tells a body that cannot be a JSON-RPC message from one
-// the SDK should see, and returns code 0 for a body to pass on. Not JSON
-// at all is a parse error; JSON that is not a message object (or a batch
-// of them) the SDK can decode is an invalid request: "jsonrpc" other than
-// "2.0", an id that is not a string, number or null, a method that is not
-// a string, a response without an id, an error member that is not an
-// error object, or nesting deeper than the SDK decodes (maxRPCDepth). The
-// SDK answers these with a plain-text 400 over HTTP and ends a stdio
-// session on them; a JSON-RPC client expects the error response with a
-// null id that JSON-RPC 2.0 and the MCP transports allow.
-func checkJSONRPC(body []byte) (code int, msg string) {
-	if !json.Valid(body) {
-		return rpcParseError, "Parse error: the message is not valid JSON"
-	}
-	if tooDeep(body, maxRPCDepth) {
-		return rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message nests deeper than %d levels", maxRPCDepth)
-	}
-	var batch []json.RawMessage
-	switch b := bytes.TrimLeft(body, " \t\r\n"); {
-	case len(b) > 0 && b[0] == '[':
-		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
-			return rpcInvalidRequest, "Invalid Request: an empty or malformed batch"
-		}
-	case len(b) > 0 && b[0] == '{':
-		batch = []json.RawMessage{body}
-	default:
-		return rpcInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object"
-	}
-	ids := map[string]bool{}
-	for _, m := range batch {
-		why, id := badMessage(m)
-		if why != "" {
-			return rpcInvalidRequest, "Invalid Request: " + why
-		}
-		// The SDK tells the requests and notifications of a batch apart by
-		// id (none counts as one): two with the same id, or two without,
-		// end its session. Responses (no method) have ids of the other
-		// side's requests and are not counted.
-		if len(batch) > 1 && id != respID {
-			if ids[id] {
-				return rpcInvalidRequest, "Invalid Request: a batch holds two messages with the same id, or two notifications"
-			}
-			ids[id] = true
-		}
-	}
-	return 0, ""
-}
-
-// maxRPCDepth is the deepest nesting the SDK decodes.
-const maxRPCDepth = 1000
-
-// respID is the id badMessage gives a response (a message without a
-// method).
-const respID = "response"
-
-// badMessage says what makes m no JSON-RPC message, "" when nothing does,
-// and gives its id as the SDK tells ids apart ("" for none or null,
-// respID for a response).
-// Member names match exactly, as the SDK's decoder matches them.
-func badMessage(m json.RawMessage) (why, id string) {
-	var f map[string]json.RawMessage
-	if json.Unmarshal(m, &f) != nil || f == nil {
-		return "a JSON-RPC message is a JSON object", ""
-	}
-	if v, ok := f["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
-		var tag string
-		if !ok || json.Unmarshal(v, &tag) != nil || tag != "2.0" {
-			return `a JSON-RPC message has "jsonrpc": "2.0"`, ""
-		}
-	}
-	hasID := false
-	if v, ok := f["id"]; ok {
-		switch kind(v) {
-		case 'n':
-		case '"':
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				return "the id is a string, a number or null", ""
-			}
-			hasID, id = true, "s:"+s
-		case '0':
-			n, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-			if err != nil {
-				return "the id is out of range", ""
-			}
-			hasID, id = true, "n:"+strconv.FormatInt(int64(n), 10)
-		default:
-			return "the id is a string, a number or null", ""
-		}
-	}
-	method, hasMethod := f["method"]
-	if hasMethod && kind(method) != '"' && kind(method) != 'n' {
-		return "the method is a string", ""
-	}
-	if !hasMethod && !hasID {
-		return "a message without a method is a response, which has an id", ""
-	}
-	if !hasMethod {
-		id = respID
-	}
-	if v, ok := f["error"]; ok && kind(v) != 'n' {
-		var e map[string]json.RawMessage
-		if kind(v) != '{' || json.Unmarshal(v, &e) != nil {
-			return "the error member is an object", ""
-		}
-		if c, ok := e["code"]; ok && kind(c) != 'n' {
-			if _, err := strconv.ParseInt(string(bytes.TrimSpace(c)), 10, 64); err != nil {
-				return "the error code is an integer", ""
-			}
-		}
-		if msg, ok := e["message"]; ok && kind(msg) != '"' && kind(msg) != 'n' {
-			return "the error message is a string", ""
-		}
-	}
-	return "", id
-}
-
-// kind classifies a JSON value by its first byte: '"' string, '0' number,
-// 'n' null, '{' object, '[' array, 't' or 'f' boolean.
-func kind(v json.RawMessage) byte {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return 0
-	}
-	switch c := v[0]; {
-	case c == '-' || c >= '0' && c <= '9':
-		return '0'
-	default:
-		return c
-	}
-}
-
-// tooDeep reports whether the JSON text b nests objects and arrays deeper
-// than max.
-func tooDeep(b []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
-}
-
 // writeRPCError answers 400 with a JSON-RPC error response (id null).
 func writeRPCError(w http.ResponseWriter, code int, msg string) {
+	writeRPC(w, rpcErrorLine(code, msg))
+}
+
+// writeRPC answers 400 with body, JSON-RPC error responses: the status
+// the SDK gives the JSON-RPC errors it writes itself (its client reads the
+// error from such a body).
+func writeRPC(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(rpcErrorLine(code, msg))
-}
-
-// rpcErrorLine is a JSON-RPC error response with a null id, and a newline.
-func rpcErrorLine(code int, msg string) []byte {
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	out, _ := json.Marshal(struct {
-		JSONRPC string    `json:"jsonrpc"`
-		ID      *struct{} `json:"id"`
-		Error   rpcError  `json:"error"`
-	}{"2.0", nil, rpcError{code, msg}})
-	return append(out, '\n')
+	_, _ = w.Write(body)
 }
 
 // ServeHTTP implements http.Handler. Once Shutdown has begun, a new
@@ -354,18 +179,20 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "request body is not valid UTF-8"))
 			return
 		}
-		if code, msg := checkJSONRPC(body); code != 0 {
+		msgs, batch, code, msg := parseFrame(body)
+		if code != 0 {
 			writeRPCError(w, code, msg)
 			return
 		}
 		if v := r.Header.Get("Mcp-Protocol-Version"); (slices.Contains(mcp.SupportedProtocolVersions(), v) || v >= statelessSince) &&
-			!batchesAllowed(v) && bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
+			!batchesAllowed(v) && batch {
 			// The SDK refuses it too, with a plain-text 400. (An unknown
 			// version is the SDK's to refuse; the header is not echoed.)
 			writeRPCError(w, rpcInvalidRequest, "Invalid Request: protocol version 2025-06-18 and later have no JSON-RPC batches: send one message per request")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r = r.WithContext(context.WithValue(r.Context(), frameKey{}, &frame{msgs: msgs, batch: batch}))
 	}
 	h.handler.ServeHTTP(w, r)
 }

@@ -23,11 +23,17 @@ import (
 // ends and the channel of its result.
 func stdioPipes(t testing.TB, ctx context.Context, svc interfaces.Service, p workspace.Principal) (toServer *io.PipeWriter, fromServer *io.PipeReader, done <-chan error) {
 	t.Helper()
+	return stdioPipesWith(t, ctx, svc, p, mcpapi.Options{})
+}
+
+// stdioPipesWith is stdioPipes with options.
+func stdioPipesWith(t testing.TB, ctx context.Context, svc interfaces.Service, p workspace.Principal, o mcpapi.Options) (toServer *io.PipeWriter, fromServer *io.PipeReader, done <-chan error) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ch := make(chan error, 1)
 	go func() {
-		err := mcpapi.ServeStdio(ctx, svc, p, inR, outW, mcpapi.Options{})
+		err := mcpapi.ServeStdio(ctx, svc, p, inR, outW, o)
 		_ = outW.Close()
 		ch <- err
 	}()
@@ -216,8 +222,14 @@ func TestStdioBadFrames(t *testing.T) {
 	wantErr("an object id", -32600)
 	send(`{"jsonrpc":"2.0","result":{}}` + "\n")
 	wantErr("a response without an id", -32600)
+	// A batch of notifications is no error: it is taken, and not answered.
 	send(`[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n")
-	wantErr("a batch of two notifications", -32600)
+	for _, id := range []string{"null", "1.5", "1e-3", "1.0000000000000000001", "9007199254740993", "1e20", "-1e400", "true"} {
+		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n")
+		wantErr("the id "+id, -32600)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":null}` + "\n")
+	wantErr("a null method", -32600)
 	send(`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3.0,"method":"ping"}]` + "\n")
 	wantErr("a batch with one id twice", -32600)
 	send("\n  \n" + `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"q":"` + strings.Repeat("x", 10000) + `"}}` + "\n")
@@ -243,7 +255,13 @@ func TestStdioBadFrames(t *testing.T) {
 // ends the input and checks ServeStdio returned nil.
 func rawStdio(t *testing.T, svc interfaces.Service) (frames, func(string), func()) {
 	t.Helper()
-	toServer, fromServer, done := stdioPipes(t, testCtx(t), svc, ownerP)
+	return rawStdioWith(t, svc, mcpapi.Options{})
+}
+
+// rawStdioWith is rawStdio with options.
+func rawStdioWith(t *testing.T, svc interfaces.Service, o mcpapi.Options) (frames, func(string), func()) {
+	t.Helper()
+	toServer, fromServer, done := stdioPipesWith(t, testCtx(t), svc, ownerP, o)
 	sc := bufio.NewScanner(fromServer)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	send := func(s string) {

@@ -86,11 +86,24 @@ const (
 // the MCP handler.
 func serveGuarded(t testing.TB, svc interfaces.Service) (string, *mcpapi.HTTPHandler) {
 	t.Helper()
+	return serveGuardedWith(t, svc, mcpapi.HTTPOptions{})
+}
+
+// serveGuardedWith is serveGuarded with options.
+func serveGuardedWith(t testing.TB, svc interfaces.Service, o mcpapi.HTTPOptions) (string, *mcpapi.HTTPHandler) {
+	t.Helper()
+	mh := mcpapi.NewHTTPHandler(svc, o)
+	return serveMCP(t, svc, mh), mh
+}
+
+// serveMCP serves svc's /v1 and mcp on loopback behind the real guard,
+// with ownerSecret and readerSecret as tokens, and returns the base URL.
+func serveMCP(t testing.TB, svc interfaces.Service, mh http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mh := mcpapi.NewHTTPHandler(svc, mcpapi.HTTPOptions{})
 	h := httpapi.NewHandler(svc, httpapi.Options{
 		Authority: ln.Addr().String(),
 		Auth:      fakeAuth{ownerSecret: ownerP, readerSecret: readerP},
@@ -99,10 +112,12 @@ func serveGuarded(t testing.TB, svc interfaces.Service) (string, *mcpapi.HTTPHan
 	srv := &http.Server{Handler: h}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() {
-		_ = mh.Close()
+		if c, ok := mh.(io.Closer); ok {
+			_ = c.Close()
+		}
 		_ = srv.Close()
 	})
-	return "http://" + ln.Addr().String(), mh
+	return "http://" + ln.Addr().String()
 }
 
 // rawPost sends one JSON-RPC body to url and returns the response and the
