@@ -80,9 +80,15 @@ type handlers struct {
 }
 
 // fail writes err and logs internal failures (never their detail to the
-// caller).
+// caller). A request whose context ended first — its client went away or
+// cancelled it (a stdio bridge whose client cancelled the MCP call), or
+// the server is stopping — failed for that reason: it is logged at debug
+// level only.
 func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if c := workspace.ErrorCode(err); c == workspace.CodeInternal || c == workspace.CodeUnavailable {
+	switch c := workspace.ErrorCode(err); {
+	case r.Context().Err() != nil:
+		h.log.Debug("request cancelled", "method", r.Method, "path", r.URL.Path, "err", err)
+	case c == workspace.CodeInternal || c == workspace.CodeUnavailable:
 		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, err)

@@ -83,6 +83,10 @@ func resourceError(uri string, err error) error {
 	}
 }
 
+// errCancelled is what a call answers when its context ended before it
+// did (see server.failure).
+var errCancelled = workspace.Errorf(workspace.CodeUnavailable, "the request was cancelled")
+
 // notFound is the error of an id no resource has.
 func notFound(what string) error {
 	return workspace.Errorf(workspace.CodeNotFound, "no such %s", what)

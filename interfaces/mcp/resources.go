@@ -162,8 +162,7 @@ func (s *server) resourceHandler(spec resourceSpec) mcp.ResourceHandler {
 		}
 		c, err := spec.read(ctx, id)
 		if err != nil {
-			s.logFailure("resource "+spec.what, err)
-			return nil, resourceError(uri, err)
+			return nil, resourceError(uri, s.failure(ctx, "resource "+spec.what, err))
 		}
 		c.URI = uri
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil

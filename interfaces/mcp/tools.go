@@ -197,8 +197,7 @@ func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
 		}
 		ans, err := spec.call(ctx, s.svc, raw)
 		if err != nil {
-			s.logFailure(name, err)
-			return toolError(err), nil
+			return toolError(s.failure(ctx, name, err)), nil
 		}
 		return s.result(name, ans, structured(req.ProtocolVersion())), nil
 	}
@@ -251,6 +250,22 @@ func resultBound(ans answer) int {
 func tooLarge(n int) *mcp.CallToolResult {
 	return toolError(workspace.Errorf(workspace.CodeOutputBudgetExceeded,
 		"the result is %d bytes, over the %d-byte limit of an MCP tool result: ask for less (a smaller limit or budget, a narrower filter, or no include_content)", n, MaxResultBytes))
+}
+
+// failure is what a call that failed with err answers, and logs what the
+// caller cannot act on (its detail never leaves). A call whose context
+// ended first — the client cancelled it (notifications/cancelled), its
+// session or connection ended, the owner is stopping — failed for that
+// reason and no other: it answers errCancelled, logged at debug level
+// only. (The SDK answers every request it took, cancelled or not; a client
+// ignores the answer to a request it cancelled.)
+func (s *server) failure(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		s.log.Debug("mcp call cancelled", "what", what, "err", err)
+		return errCancelled
+	}
+	s.logFailure(what, err)
+	return err
 }
 
 // logFailure logs what the caller cannot act on; its detail never leaves.
