@@ -7,7 +7,7 @@ import (
 
 const (
 	markdownExtractorName    = "markdown"
-	markdownExtractorVersion = "1"
+	markdownExtractorVersion = "2" // 2: heading attribute blocks dropped
 
 	// headingMax is the longest heading kept as a title, in runes.
 	headingMax = 200
@@ -193,7 +193,7 @@ func scanMarkdown(lines []string) mdScan {
 			continue
 		}
 		if level, text, ok := atxHeading(line); ok {
-			sc.headings = append(sc.headings, mdHeading{start: i, level: level, text: clipTo(text, headingMax)})
+			sc.headings = append(sc.headings, mdHeading{start: i, level: level, text: clipTo(stripAttributes(text), headingMax)})
 			para = -1
 			continue
 		}
@@ -205,7 +205,7 @@ func scanMarkdown(lines []string) mdScan {
 				}
 				sb.WriteString(strings.TrimSpace(lines[k]))
 			}
-			sc.headings = append(sc.headings, mdHeading{start: para, level: level, text: clipTo(sb.String(), headingMax)})
+			sc.headings = append(sc.headings, mdHeading{start: para, level: level, text: clipTo(stripAttributes(sb.String()), headingMax)})
 			para = -1
 			continue
 		}
@@ -289,6 +289,30 @@ func atxHeading(line string) (int, string, bool) {
 		text = strings.TrimSpace(text[:k])
 	}
 	return level, text, true
+}
+
+// stripAttributes drops a trailing attribute block from a heading's text,
+// the "{#anchor .class}" of Pandoc, kramdown, MkDocs and Hugo: it names
+// the heading's anchor, and is not part of its title. A brace group that
+// holds anything else ("Use {braces}") stays.
+func stripAttributes(text string) string {
+	if !strings.HasSuffix(text, "}") {
+		return text
+	}
+	open := strings.LastIndexByte(text, '{')
+	if open <= 0 || text[open-1] != ' ' && text[open-1] != '\t' {
+		return text
+	}
+	inner := strings.TrimSpace(text[open+1 : len(text)-1])
+	if inner == "" {
+		return text
+	}
+	for _, f := range strings.Fields(inner) {
+		if f[0] != '#' && f[0] != '.' && !strings.Contains(f, "=") || len(f) < 2 {
+			return text
+		}
+	}
+	return strings.TrimSpace(text[:open])
 }
 
 // setextLevel returns 1 for a "===" underline, 2 for "---", else 0.

@@ -181,3 +181,24 @@ func TestMarkdownChunksKeepFences(t *testing.T) {
 		t.Fatalf("got %d chunks", chunks)
 	}
 }
+
+func TestStripAttributes(t *testing.T) {
+	for in, want := range map[string]string{
+		"Introduction {#intro}":          "Introduction",
+		"Setup {#setup .unnumbered}":     "Setup",
+		"Styled {.big data-x=1}":         "Styled",
+		"Use {braces} in templates":      "Use {braces} in templates",
+		"Map {key}":                      "Map {key}",
+		"Empty {}":                       "Empty {}",
+		"{#only}":                        "{#only}",
+		"Hash {#}":                       "Hash {#}",
+		"No space{#x}":                   "No space{#x}",
+		"Plain":                          "Plain",
+		"Go's map[string]struct{}":       "Go's map[string]struct{}",
+		"Anchor and words {#a} trailing": "Anchor and words {#a} trailing",
+	} {
+		if got := stripAttributes(in); got != want {
+			t.Errorf("stripAttributes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func TestKindDefJSON(t *testing.T) {
 	}
 	s := string(data)
 	for _, key := range []string{`"id":"markdown"`, `"description"`, `"extensions":[`, `"languages":["markdown"]`, `"extractor":"markdown"`,
-		`"extractor_version":"1"`, `"levels"`, `"channels"`, `"verbatim_text":true`, `"facets":[`, `"name":"has_code_blocks"`, `"values":["true","false"]`} {
+		`"extractor_version":"` + markdownExtractorVersion + `"`, `"levels"`, `"channels"`, `"verbatim_text":true`, `"facets":[`, `"name":"has_code_blocks"`, `"values":["true","false"]`} {
 		if !strings.Contains(s, key) {
 			t.Errorf("JSON lacks %s: %s", key, s)
 		}
