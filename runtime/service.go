@@ -76,14 +76,6 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	}, nil
 }
 
-func require(ctx context.Context, need workspace.Grant) error {
-	p, err := workspace.CallerFrom(ctx)
-	if err != nil {
-		return err
-	}
-	return p.Require(need)
-}
-
 // manager returns the caller when it holds the manage grant.
 func manager(ctx context.Context) (workspace.Principal, error) {
 	p, err := workspace.CallerFrom(ctx)
