@@ -3,6 +3,8 @@ package query
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/tychora/tychora/sources"
 )
 
 // Ranking (stage B): every candidate of the pool is scored in Go with
@@ -286,6 +288,25 @@ func (s *scorer) score(c *candidate) float64 {
 		s.hits[f], s.lens[f] = s.m.scan(c.fieldText(f), s.hits[f])
 		for _, h := range s.hits[f] {
 			s.tf[int(h.term)*numFields+f]++
+		}
+		if f == fieldTitle {
+			// A title that is an identifier (HTTPServerConfig, parse_url)
+			// is one token to the index: its parts count as title words
+			// too, so that "http server config" finds the definition first.
+			// They add to the term frequencies only, not to the hits that
+			// phrases and proximity read positions from.
+			n := len(s.hits[f])
+			for _, h := range s.m.appendParts(c.title, s.hits[f])[n:] {
+				s.tf[int(h.term)*numFields+f]++
+			}
+			s.hits[f] = s.hits[f][:n]
+			// The title's length, in words, counts those parts too: a long
+			// identifier is a long title.
+			sources.EachPart(c.title, func(first bool, _, _ int) {
+				if !first {
+					s.lens[f]++
+				}
+			})
 		}
 	}
 	k1 := s.prof.k1

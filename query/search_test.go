@@ -329,3 +329,27 @@ func TestSearchDiacriticsOutsideLatin1(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchIdentifierTitle: a definition whose name is the question's
+// words run together ranks above text that only mentions those words.
+func TestSearchIdentifierTitle(t *testing.T) {
+	env := newSearchEnv(t)
+	files := map[string]string{
+		"config.py": "class HTTPServerConfig:\n    \"\"\"Settings.\"\"\"\n    port = 8080\n    host = \"localhost\"\n",
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("notes%02d.md", i)] = fmt.Sprintf("# Notes %d\n\nThe http layer answers requests. Logging goes to a file.\n"+
+			"The server starts workers on demand. Caches are warmed at start.\nThe config is read once. Item %d.\n", i, i)
+	}
+	env.folder("code", "default", files)
+	res := env.search(env.all, QueryRequest{Question: "http server config"})
+	for i, h := range res.Hits {
+		if h.Path == "config.py" {
+			if i > 1 {
+				t.Errorf("class HTTPServerConfig ranks %d: %v", i+1, paths(res.Hits))
+			}
+			return
+		}
+	}
+	t.Errorf("class HTTPServerConfig not found: %v", paths(res.Hits))
+}

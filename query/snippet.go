@@ -115,22 +115,37 @@ func clipWindow(text string, start, end, keepFrom, keepTo int) string {
 // question "multipart form"): ranking finds them through the code_terms
 // column, so the snippet must show where they are.
 func (m *matcher) partHits(text string, hits []hit) []hit {
+	n := len(hits)
+	hits = m.appendParts(text, hits)
+	if len(hits) > n {
+		slices.SortStableFunc(hits, func(x, y hit) int { return cmp.Compare(x.start, y.start) })
+	}
+	return hits
+}
+
+// appendParts appends a hit for each part of an identifier in text that
+// matches a term and is not already one of hits, a whole token the index
+// tokenizer made (the "os" of os.ReadFile, the "10" of IL-10): only the
+// parts inside a token (the "read" and "file" of ReadFile) are new.
+func (m *matcher) appendParts(text string, hits []hit) []hit {
 	if len(text) > maxScanBytes {
 		text = text[:maxScanBytes]
 	}
 	n := len(hits)
 	var buf []byte
-	sources.EachPart(text, func(a, b int) {
+	sources.EachPart(text, func(_ bool, a, b int) {
 		buf = append(buf[:0], strings.ToLower(text[a:b])...)
 		if len(buf) == 0 || !m.first[buf[0]] {
 			return
 		}
+		for _, h := range hits[:n] {
+			if int(h.start) == a && int(h.end) == b {
+				return
+			}
+		}
 		if t := m.lookup(buf); t >= 0 {
-			hits = append(hits, hit{term: t, start: int32(a), end: int32(b)})
+			hits = append(hits, hit{term: t, pos: -1, start: int32(a), end: int32(b)})
 		}
 	})
-	if len(hits) > n {
-		slices.SortStableFunc(hits, func(x, y hit) int { return cmp.Compare(x.start, y.start) })
-	}
 	return hits
 }

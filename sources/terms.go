@@ -243,8 +243,8 @@ func Compounds(text string) []string {
 // EachPart calls fn with the byte bounds of each part of every compound in
 // text that splits into more than one part, in order, as CodeTerms splits
 // them: for "x := MultipartForm" it gives the bounds of "Multipart" and of
-// "Form".
-func EachPart(text string, fn func(a, b int)) {
+// "Form". first is true for the first part of each compound.
+func EachPart(text string, fn func(first bool, a, b int)) {
 	var bounds [][2]int
 	for i := 0; i < len(text); {
 		a, b := nextCompound(text, i)
@@ -253,8 +253,8 @@ func EachPart(text string, fn func(a, b int)) {
 		}
 		bounds = appendParts(bounds[:0], text, a, b)
 		if len(bounds) > 1 {
-			for _, p := range bounds {
-				fn(p[0], p[1])
+			for k, p := range bounds {
+				fn(k == 0, p[0], p[1])
 			}
 		}
 		i = b
