@@ -28,17 +28,7 @@ func tychoraIn(t *testing.T, dir, ws string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--workspace", ws}, args...)...)
 	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd)
 }
 
 // errorEnvelope parses stderr as exactly one line holding the
@@ -293,17 +283,7 @@ func shell(t *testing.T, line string) result {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd)
 }
 
 // TestPagingHints: the command a "more" hint suggests works as given to a

@@ -47,7 +47,12 @@ type result struct {
 // tychora runs the built binary with args against workspace ws.
 func tychora(t *testing.T, ws string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--workspace", ws}, args...)...)
+	return runCmd(t, exec.Command(binary, append([]string{"--workspace", ws}, args...)...))
+}
+
+// runCmd runs cmd to its end and returns its exit status and output.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
