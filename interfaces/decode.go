@@ -3,6 +3,7 @@ package interfaces
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,4 +35,49 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// LoneSurrogate reports whether a JSON string in b holds an escaped
+// surrogate (\uD800 to \uDFFF) that is not a high one directly followed by
+// an escaped low one, which encoding/json decodes to U+FFFD without a
+// word. The /v1 bodies and the MCP tool arguments are checked with it:
+// arguments are never quietly changed.
+func LoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++ // the escaped byte; a "\\" is skipped whole
+		if i >= len(b) || b[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(b, i+1)
+		if !ok {
+			continue
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return true
+			}
+			lo, ok := hex4(b, i+3)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 reads the four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[i:i+4]), 16, 32)
+	return rune(n), err == nil
 }

@@ -31,6 +31,9 @@ func FuzzHTTPRequest(f *testing.F) {
 	f.Add("DELETE", "/v1/tokens/..%2f..%2fetc", "", "collections=a", "", true)
 	f.Add("GET", "/v1/health", "", "", "", false)
 	f.Add("OPTIONS", "/mcp/", "", "", "", true)
+	f.Add("POST", "/v1/search", `{"request":{"question":"\ud800 lone","cursor":null,"limit":0}}`, "", "", true)
+	f.Add("POST", "/v1/tokens", `{"grant":"read","name":"\udc00","extra":1}`, "", "", true)
+	f.Add("HEAD", "/v1/health", "", "", "", false)
 	f.Fuzz(func(t *testing.T, method, path, body, scope, origin string, auth bool) {
 		if !strings.HasPrefix(path, "/") {
 			path = "/" + path

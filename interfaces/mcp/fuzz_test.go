@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,10 @@ var fuzzSeeds = []string{
 	`{"action":"cancel","job_id":"j"}`,
 	`{}`, `null`, `[]`, `"x"`, `1e999`, `{"request":null}`, `{"request":{"question":"\u0000\ud800"}}`,
 	`{"request":{"subject":"sources","limit":1e30}}`, `{"a":{"b":{"c":[[[[[[[]]]]]]]}}}`,
+	`{"request":{"question":"\ud800 lone"}}`, `{"request":{"question":"\udc00\ud800\udc00"}}`,
+	`{"request":{"question":"x","cursor":null,"limit":null}}`, `{"request":{"subject":"kinds","limit":0}}`,
+	`{"request":{"question":"x","limit":1.0,"budget":{"max_tokens":0}}}`, `{"action":"list","limit":1e2,"limit":null}`,
+	`{"request":{"question":"x","filters":{"facets":{"a":{"a":{"a":1}}}}}}`, `{"request":{"question":"x","limit":1e400}}`,
 }
 
 // FuzzToolArguments sends arbitrary JSON arguments to every tool: the
@@ -52,6 +57,13 @@ func FuzzToolArguments(f *testing.F) {
 			if msg := workspace.ErrorMessage(err); !utf8.ValidString(msg) || len(msg) > 1024 {
 				t.Fatalf("decoder message %q", msg)
 			}
+			for _, w := range []string{"reflect", "map[", "<invalid", "json:"} {
+				if msg := workspace.ErrorMessage(err); strings.Contains(msg, w) {
+					t.Fatalf("decoder message %q shows Go internals (%q)", msg, w)
+				}
+			}
+		} else if quietlyReplaced([]byte(args)) {
+			t.Fatalf("%s %s: accepted, and decoding turns part of it into U+FFFD", tool, args)
 		}
 		if !json.Valid([]byte(args)) {
 			return // no client can send it
@@ -68,6 +80,35 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		checkOutcome(t, tool, res)
 	})
+}
+
+// quietlyReplaced reports whether decoding raw (valid UTF-8) puts a
+// U+FFFD in a string that raw does not hold itself.
+func quietlyReplaced(raw []byte) bool {
+	if bytes.Contains(raw, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`)) {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return strings.ContainsRune(v, utf8.RuneError)
+		case []any:
+			return slices.ContainsFunc(v, walk)
+		case map[string]any:
+			for k, e := range v {
+				if strings.ContainsRune(k, utf8.RuneError) || walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 var rpcSeeds = []string{

@@ -56,7 +56,7 @@ var (
 // schemaSet is every schema, built once from the Go types.
 type schemaSet struct {
 	named    map[string]*jsonschema.Schema   // public type name → schema
-	resolved map[string]*jsonschema.Resolved // tool → resolved input schema
+	resolved map[string]*jsonschema.Resolved // tool (or OpCreateToken) → resolved input schema
 }
 
 var loadSchemas = sync.OnceValue(func() *schemaSet {
@@ -125,11 +125,6 @@ func schemaDocument(name string) *jsonschema.Schema {
 	return d
 }
 
-// inputResolved returns the resolved input schema of tool.
-func inputResolved(tool string) *jsonschema.Resolved {
-	return loadSchemas().resolved[tool]
-}
-
 func forType[T any](input bool) (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
@@ -162,6 +157,7 @@ func buildSchemas() (*schemaSet, error) {
 	if s := add("DiscoverArgs")(forType[interfaces.DiscoverArgs](true)); s != nil {
 		s.Description = "Arguments of discover: what to list."
 		describeDiscoverRequest(prop(s, "request"))
+		setRange(prop(s, "request", "limit"), 1, maxDiscoverLimit)
 	}
 	if s := add("SearchArgs")(forType[interfaces.SearchArgs](true)); s != nil {
 		s.Description = `Arguments of search: a request ({"request":{"question":"..."}} is enough) or the id of a retained run to replay, never both; and an optional render.`
@@ -171,6 +167,7 @@ func buildSchemas() (*schemaSet, error) {
 	if s := add("InspectArgs")(forType[interfaces.InspectArgs](true)); s != nil {
 		s.Description = "Arguments of inspect: the subject and the source it is about."
 		setEnum(prop(s, "request", "subject"), interfaces.InspectSubjects...)
+		setRange(prop(s, "request", "limit"), 1, maxInspectLimit)
 	}
 	if s := add("AddSourcesRequest")(forType[interfaces.AddSourcesRequest](true)); s != nil {
 		s.Description = `Arguments of add_sources: {"action":"add","source":{...}} or {"action":"sync","source_id":"..."}.`
@@ -181,6 +178,7 @@ func buildSchemas() (*schemaSet, error) {
 		s.Description = "Arguments of manage_job: list takes state, cursor and limit; get, cancel and retry take job_id."
 		setEnum(prop(s, "action"), interfaces.JobActionList, interfaces.JobActionGet, interfaces.JobActionCancel, interfaces.JobActionRetry)
 		setEnum(prop(s, "state"), jobStates...)
+		setRange(prop(s, "limit"), 1, maxJobLimit)
 	}
 	// Parts of the arguments, for reference.
 	if s := add("QueryRequest")(forType[query.QueryRequest](true)); s != nil {
@@ -246,8 +244,25 @@ func buildSchemas() (*schemaSet, error) {
 			return nil, fmt.Errorf("%s output schema has type %q, want object", tool, out.Type)
 		}
 	}
+	rs, err := set.named[bodySchemaName(OpCreateToken)].Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", OpCreateToken, err)
+	}
+	set.resolved[OpCreateToken] = rs
 	return set, nil
 }
+
+// The largest page sizes the Service takes (query's discover and inspect
+// pages, runtime's job list). The input schemas bound every integer, so
+// that an explicit 0 (which Go cannot tell from an absent field, and the
+// Service would replace with its default) or a value out of range is
+// refused before decoding; TestSchemaBoundsMatchService holds these equal
+// to the Service's.
+const (
+	maxDiscoverLimit = 200
+	maxInspectLimit  = 200
+	maxJobLimit      = 100
+)
 
 var jobStates = []string{jobs.StateQueued, jobs.StateRunning, jobs.StateSucceeded, jobs.StateFailed, jobs.StateCancelled}
 
@@ -279,6 +294,15 @@ func setEnum(s *jsonschema.Schema, values ...string) {
 	for _, v := range values {
 		s.Enum = append(s.Enum, v)
 	}
+}
+
+// setRange bounds an integer property to [lo, hi].
+func setRange(s *jsonschema.Schema, lo, hi int) {
+	if s == nil {
+		return
+	}
+	l, h := float64(lo), float64(hi)
+	s.Minimum, s.Maximum = &l, &h
 }
 
 // describe sets the description of the property at path unless it has one.
@@ -353,10 +377,12 @@ func describeQueryRequest(s *jsonschema.Schema) {
 	describe(s, `Languages, such as "go" or "python" (discover languages).`, "filters", "languages")
 	describe(s, `Globs over source-relative paths; "**" crosses folders, e.g. "docs/**/*.md".`, "filters", "paths")
 	describe(s, `Kind facets matched exactly, e.g. {"language":"go"} (discover facets).`, "filters", "facets")
-	describe(s, "Most hits to return, 1 to 100 (default 10).", "limit")
+	describe(s, fmt.Sprintf("Most hits to return, 1 to %d (default %d).", query.MaxLimit, query.DefaultLimit), "limit")
+	setRange(prop(s, "limit"), 1, query.MaxLimit)
 	describe(s, "next_cursor of a previous result, to continue it.", "cursor")
 	describe(s, "Bounds the size of the answer in tokens.", "budget")
-	describe(s, "Most tokens the answer may use (default: the workspace's default_max_tokens, 4000).", "budget", "max_tokens")
+	describe(s, fmt.Sprintf("Most tokens the answer may use, 1 to %d (default: the workspace's default_max_tokens, 4000).", query.MaxBudgetTokens), "budget", "max_tokens")
+	setRange(prop(s, "budget", "max_tokens"), 1, query.MaxBudgetTokens)
 	describe(s, `Token counter: "o200k_base" or "cl100k_base" (default: the workspace's token_counter).`, "budget", "counter")
 }
 
