@@ -5,12 +5,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
@@ -46,6 +43,22 @@ func writeError(w http.ResponseWriter, err error) {
 		status = http.StatusMethodNotAllowed
 		body.Error.Code = workspace.CodeInvalidArgument
 		body.Error.Message = "method not allowed"
+		if mna.allow != "" {
+			body.Error.Message += ": use " + mna.allow
+		}
+		// RFC 9110: a 405 names the methods the route takes (an empty
+		// Allow: none).
+		w.Header().Set("Allow", mna.allow)
+	}
+	var mte *mediaTypeError
+	if errors.As(err, &mte) {
+		// 415, the HTTP norm, with the code of every malformed request.
+		status = http.StatusUnsupportedMediaType
+		body.Error.Code = workspace.CodeInvalidArgument
+		body.Error.Message = mte.msg
+		if mte.encoding {
+			w.Header().Set("Accept-Encoding", "identity")
+		}
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tychora"`)
@@ -54,36 +67,3 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 var errBodyTooLarge = errors.New("request body too large")
-
-// decodeJSON strictly decodes one JSON value from the request body into v:
-// unknown fields, trailing data and bytes that are not UTF-8 (which JSON
-// text must be, and which encoding/json would quietly turn into U+FFFD)
-// are INVALID_ARGUMENT, a body over the limit is 413.
-func decodeJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errBodyTooLarge
-		}
-		return workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body")
-	}
-	if !utf8.Valid(body) {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return workspace.Errorf(workspace.CodeInvalidArgument, "request body is empty: want a JSON object")
-		}
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: %s", interfaces.JSONProblem(err))
-	}
-	if dec.More() {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
-	}
-	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body: trailing data after the JSON object")
-	}
-	return nil
-}

@@ -22,6 +22,9 @@ type guard struct {
 	origin    string // "http://" + authority
 	auth      Authenticator
 	maxBody   int64
+	// allow lists the methods the route of a request takes (its 405's
+	// Allow header).
+	allow func(*http.Request) string
 }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
@@ -38,10 +41,10 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 				return
 			}
 		}
-		// No CORS: any OPTIONS that passed the Origin check is 405.
+		// No CORS: any OPTIONS that passed the Origin check is 405,
+		// naming the methods its route takes.
 		if r.Method == http.MethodOptions {
-			w.Header().Set("Allow", "GET, POST, DELETE")
-			writeError(w, &methodNotAllowed{})
+			writeError(w, &methodNotAllowed{allow: g.allow(r)})
 			return
 		}
 		// 3. Authentication. A token in the query string is ignored.
@@ -101,9 +104,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 }
 
 // anonymousAllowed reports whether r may proceed without a token: only the
-// token-less health answer.
+// token-less health answer (GET, or HEAD without its body).
 func anonymousAllowed(r *http.Request) bool {
-	return r.Method == http.MethodGet && r.URL.Path == "/v1/health"
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/v1/health"
 }
 
 func isAnonymous(ctx context.Context) bool {
@@ -124,6 +127,7 @@ func bearer(vals []string) (string, bool) {
 	return tok, tok != ""
 }
 
-type methodNotAllowed struct{}
+// methodNotAllowed is a 405; allow lists the methods the route takes.
+type methodNotAllowed struct{ allow string }
 
 func (*methodNotAllowed) Error() string { return "method not allowed" }

@@ -69,8 +69,10 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		responses := map[string]any{}
 		switch {
 		case r.binary:
-			responses[itoa(status)] = map[string]any{"description": "the payload", "content": map[string]any{
-				"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}}
+			// The bytes with their registered MIME type (image/png,
+			// image/svg+xml, ...; application/octet-stream when none).
+			responses[itoa(status)] = map[string]any{"description": "the payload, with the asset's MIME type as its Content-Type (an image type, or application/octet-stream)", "content": map[string]any{
+				"*/*": map[string]any{}}}
 		default:
 			responses[itoa(status)] = map[string]any{"description": "success", "content": map[string]any{
 				"application/json": map[string]any{"schema": ref(r.response)}}}
@@ -83,6 +85,7 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		}
 		if r.request != "" {
 			responses["413"] = errorResponse("the body is over max_request_bytes (INVALID_ARGUMENT)")
+			responses["415"] = errorResponse("the body has a Content-Type other than application/json, or a Content-Encoding (INVALID_ARGUMENT)")
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 				"application/json": map[string]any{"schema": ref(r.request)}}}
 		}
@@ -94,7 +97,7 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 			op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
 		}
 		if paths[r.path] == nil {
-			paths[r.path] = map[string]any{}
+			paths[r.path] = map[string]any{"options": optionsOp(r.id)}
 		}
 		paths[r.path][r.method] = op
 	}
@@ -102,8 +105,8 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		"operationId": "openapi", "summary": "This document", "tags": []string{"v1"},
 		"responses": map[string]any{"200": map[string]any{"description": "OpenAPI 3.1", "content": map[string]any{
 			"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
-			"401": errorResponse("missing or invalid token")},
-	}}
+			"401": errorResponse("missing or invalid token"), "403": errorResponse("refused Host or Origin")},
+	}, "options": optionsOp("openapi")}
 	mcpOp := func(id, summary string) map[string]any {
 		return map[string]any{
 			"operationId": id, "summary": summary, "tags": []string{"mcp"},
@@ -113,17 +116,26 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 						"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
 				"202": map[string]any{"description": "a notification or response was accepted"},
 				"400": errorResponse("malformed request"), "401": errorResponse("missing or invalid token"),
-				"403": errorResponse("refused Host or Origin"), "405": errorResponse("method not allowed"),
-				"413": errorResponse("the body is over max_request_bytes"),
+				"403": errorResponse("refused Host or Origin; a session opened with another token"),
+				"404": errorResponse("no such session (it ended or expired)"),
 			},
 		}
 	}
 	post := mcpOp("mcp_post", "MCP Streamable HTTP: send a JSON-RPC message (the five tools and four resource templates)")
 	post["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 		"application/json": map[string]any{"schema": map[string]any{"type": "object", "description": "a JSON-RPC 2.0 request, notification or response"}}}}
+	postResponses := post["responses"].(map[string]any)
+	postResponses["413"] = errorResponse("the body is over max_request_bytes")
+	postResponses["415"] = errorResponse("a Content-Type other than application/json, or a Content-Encoding")
+	del := mcpOp("mcp_delete", "MCP Streamable HTTP: end a session")
+	del["responses"].(map[string]any)["405"] = response405("with Mcp-Protocol-Version 2026-07-28 or later, which has no sessions")
+	get := map[string]any{"operationId": "mcp_get", "summary": "No standalone SSE stream: tychora sends nothing unasked", "tags": []string{"mcp"},
+		"responses": map[string]any{"405": response405("always: use POST or DELETE")}}
 	paths["/mcp/"] = map[string]any{
-		"post":   post,
-		"delete": mcpOp("mcp_delete", "MCP Streamable HTTP: end a session"),
+		"get":     get,
+		"post":    post,
+		"delete":  del,
+		"options": optionsOp("mcp"),
 	}
 	doc := map[string]any{
 		"openapi":           "3.1.0",
@@ -131,7 +143,7 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		"info": map[string]any{
 			"title":       "tychora",
 			"version":     version,
-			"description": "Local workspace daemon: scoped, token-budgeted search over your own files, folders and git repositories. Every /v1 body is the matching MCP tool's argument object or result.",
+			"description": "Local workspace daemon: scoped, token-budgeted search over your own files, folders and git repositories. Every /v1 body is the matching MCP tool's argument object or result. A GET route also answers HEAD (the same headers, no body); any other method a path does not list is 405 with the error envelope and an Allow header.",
 		},
 		"servers": []any{map[string]any{"url": serverURL}},
 		"tags": []any{
@@ -143,6 +155,31 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		"components": map[string]any{"schemas": components, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 	}
 	return json.Marshal(doc)
+}
+
+// response405 is a 405 response: the error envelope (code
+// INVALID_ARGUMENT) and the Allow header naming the path's methods.
+func response405(desc string) map[string]any {
+	return map[string]any{
+		"description": "method not allowed (INVALID_ARGUMENT): " + desc,
+		"headers": map[string]any{"Allow": map[string]any{
+			"description": "the methods the path takes", "schema": map[string]any{"type": "string"}}},
+		"content": map[string]any{"application/json": map[string]any{"schema": ref("ErrorBody")}},
+	}
+}
+
+// optionsOp documents OPTIONS on a path: no CORS, so always refused (403
+// for a foreign Origin, 405 otherwise), before authentication.
+func optionsOp(id string) map[string]any {
+	return map[string]any{
+		"operationId": id + "_options", "summary": "No CORS: OPTIONS is always refused", "tags": []string{"v1"},
+		"security": []any{map[string]any{}},
+		"responses": map[string]any{
+			"403": map[string]any{"description": "a foreign Origin (a CORS preflight), or a refused Host",
+				"content": map[string]any{"application/json": map[string]any{"schema": ref("ErrorBody")}}},
+			"405": response405("every OPTIONS that passed the Host and Origin checks"),
+		},
+	}
 }
 
 func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
@@ -28,7 +30,9 @@ type Options struct {
 	OpenAPI []byte
 	// Validate, when set, checks a tool route's body against the tool's
 	// input schema before it is decoded (the MCP layer's validator, so
-	// both edges refuse the same bodies with the same words).
+	// both edges refuse the same bodies with the same words), and the
+	// body of POST /v1/tokens against CreateTokenRequest's, with tool
+	// "create_token" (mcpapi.OpCreateToken).
 	Validate func(tool string, body json.RawMessage) error
 }
 
@@ -44,11 +48,13 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	h := &handlers{svc: svc, log: o.Logger, validate: o.Validate}
 
 	r := chi.NewRouter()
+	// HEAD is answered as GET without the body, on every GET route.
+	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, workspace.Errorf(workspace.CodeNotFound, "no such route"))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, &methodNotAllowed{})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, &methodNotAllowed{allow: allowed(r, req)})
 	})
 	r.Get("/v1/health", h.health)
 	r.Get("/v1/status", h.status)
@@ -61,15 +67,20 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 		r.Get("/openapi", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(doc)
 		})
 	}
 	if o.MCP != nil {
-		r.Handle("/mcp", o.MCP)
-		r.Handle("/mcp/", o.MCP)
-		r.Handle("/mcp/*", o.MCP)
+		// MCP takes POST and DELETE (no GET: tychora offers no SSE
+		// stream), at /mcp/ and /mcp only.
+		for _, p := range []string{"/mcp", "/mcp/"} {
+			r.Method(http.MethodPost, p, o.MCP)
+			r.Method(http.MethodDelete, p, o.MCP)
+		}
 	}
+	g.allow = func(req *http.Request) string { return allowed(r, req) }
 	return g.wrap(r)
 }
 
@@ -133,7 +144,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req interfaces.CreateTokenRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := h.decodeBody(r, opCreateToken, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -160,4 +171,23 @@ func requireGrant(r *http.Request, need workspace.Grant) error {
 		return err
 	}
 	return p.Require(need)
+}
+
+// allowed lists the methods mux routes the path of r to, for the Allow
+// header of a 405: HEAD wherever GET is (middleware.GetHead).
+func allowed(mux chi.Router, r *http.Request) string {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	var ms []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		if mux.Match(chi.NewRouteContext(), m, path) {
+			ms = append(ms, m)
+			if m == http.MethodGet {
+				ms = append(ms, http.MethodHead)
+			}
+		}
+	}
+	return strings.Join(ms, ", ")
 }

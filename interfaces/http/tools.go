@@ -1,17 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/tychora/tychora/interfaces"
-	"github.com/tychora/tychora/workspace"
 )
 
 // route registers the /v1 tool routes: each body is the tool's argument
@@ -28,11 +24,11 @@ func (h *handlers) routeTools(r chi.Router) {
 }
 
 // postJSON adapts a Service method: check the body against the tool's
-// input schema, decode it strictly, call, answer.
+// input schema (decodeBody), decode it strictly, call, answer.
 func postJSON[In, Out any](h *handlers, tool string, fn func(ctx context.Context, in In) (Out, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var in In
-		if err := h.decodeTool(r, tool, &in); err != nil {
+		if err := h.decodeBody(r, tool, &in); err != nil {
 			h.fail(w, r, err)
 			return
 		}
@@ -49,7 +45,7 @@ func postJSON[In, Out any](h *handlers, tool string, fn func(ctx context.Context
 // for, the rendered text in "rendered".
 func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 	var args interfaces.SearchArgs
-	if err := h.decodeTool(r, "search", &args); err != nil {
+	if err := h.decodeBody(r, "search", &args); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -98,29 +94,4 @@ func (h *handlers) asset(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(a.Bytes)
-}
-
-// decodeTool reads a tool route's body (within the size limit), validates
-// it against the tool's input schema when a validator is set, and decodes
-// it strictly into v.
-func (h *handlers) decodeTool(r *http.Request, tool string, v any) error {
-	if h.validate == nil {
-		return decodeJSON(r, v)
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errBodyTooLarge
-		}
-		return workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "request body is empty: want a JSON object")
-	}
-	if err := h.validate(tool, body); err != nil {
-		return err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return decodeJSON(r, v)
 }
