@@ -26,6 +26,9 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 }
 
+// allowedMethods are the methods /mcp/ takes (the Allow of its 405s).
+const allowedMethods = "POST, DELETE"
+
 // statelessSince is the first protocol version without sessions
 // (SEP-2575): each request carries its version in the Mcp-Protocol-Version
 // header and its _meta.
@@ -67,7 +70,9 @@ type HTTPHandler struct {
 // later goes to the SDK's stateless mode (no session, no initialize);
 // everything else (initialize, and the requests of a session, whose header
 // is older or absent) to its session-based mode. GET is 405: tychora sends
-// nothing unasked, so it offers no standalone SSE stream.
+// nothing unasked, so it offers no standalone SSE stream; any method but
+// POST and DELETE is 405 too. Every refusal before MCP runs, the SDK's
+// own included, is the {"error":{"code","message"}} envelope.
 func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 	o.Options = o.Options.fill()
 	if o.SessionTimeout <= 0 {
@@ -92,14 +97,6 @@ func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 		PropagateRequestCancellation: true,
 	})
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			// tychora never sends a message the client did not ask for,
-			// so it offers no standalone SSE stream (the spec's 405): no
-			// stream hangs open to hold up a shutdown.
-			w.Header().Set("Allow", "POST, DELETE")
-			writeEnvelope(w, http.StatusMethodNotAllowed, workspace.Errorf(workspace.CodeInvalidArgument, "method not allowed: this server offers no SSE stream on GET"))
-			return
-		}
 		if f, ok := r.Context().Value(frameKey{}).(*frame); ok && h.screen(w, r, f) {
 			return
 		}
@@ -163,9 +160,30 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeEnvelope(w, http.StatusServiceUnavailable, errShuttingDown)
 		return
 	}
-	if r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-		// JSON text is UTF-8; the SDK's decoder would quietly turn other
-		// bytes into U+FFFD and run the request on altered arguments.
+	switch r.Method {
+	case http.MethodPost, http.MethodDelete:
+	case http.MethodGet:
+		// tychora never sends a message the client did not ask for, so
+		// it offers no standalone SSE stream (the spec's 405): no stream
+		// hangs open to hold up a shutdown.
+		w.Header().Set("Allow", allowedMethods)
+		writeEnvelope(w, http.StatusMethodNotAllowed, workspace.Errorf(workspace.CodeInvalidArgument, "method not allowed: this server offers no SSE stream on GET; use POST or DELETE"))
+		return
+	default:
+		w.Header().Set("Allow", allowedMethods)
+		writeEnvelope(w, http.StatusMethodNotAllowed, workspace.Errorf(workspace.CodeInvalidArgument, "method not allowed: use POST or DELETE"))
+		return
+	}
+	// What the SDK refuses itself (a session it does not know, another
+	// token on a session, a bad Accept, ...) it answers in plain text:
+	// the envelope instead, with the SDK's status.
+	ew := &envelopeWriter{ResponseWriter: w}
+	defer ew.finish()
+	w = ew
+	if r.Method == http.MethodPost {
+		if r.Body == nil {
+			r.Body = http.NoBody
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
 		var mbe *http.MaxBytesError
 		switch {
@@ -175,7 +193,23 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body"))
 			return
+		}
+		if err := checkMediaType(r.Header); err != nil {
+			if err.encoding {
+				w.Header().Set("Accept-Encoding", "identity")
+			}
+			writeEnvelope(w, http.StatusUnsupportedMediaType, workspace.Errorf(workspace.CodeInvalidArgument, "%s", err.msg))
+			return
+		}
+		switch {
+		case len(body) == 0:
+			// (Blanks are a body that is not JSON: the parse error.)
+			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "request body is empty: want a JSON-RPC message"))
+			return
 		case !utf8.Valid(body):
+			// JSON text is UTF-8; the SDK's decoder would quietly turn
+			// other bytes into U+FFFD and run the request on altered
+			// arguments.
 			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "request body is not valid UTF-8"))
 			return
 		}
