@@ -90,6 +90,13 @@ func TestNormalizeFilterCase(t *testing.T) {
 	if !slices.Equal(n.Filters.Languages, []string{"go", "python"}) || n.Filters.Facets["lang"] != "en-us" || n.Filters.Facets["is_test"] != "true" {
 		t.Errorf("normalized %+v", n.Filters)
 	}
+	// Every facet an extractor records is one a filter may name: the
+	// images' too.
+	for _, f := range []map[string]string{{"mime": "image/PNG"}, {"format": "png"}, {"asset_id": "ab12"}, {"lang": "de-ch"}} {
+		if _, err := Normalize(QueryRequest{Question: "x", Filters: &Filters{Facets: f}}); err != nil {
+			t.Errorf("facets %v: %v", f, err)
+		}
+	}
 	for _, f := range []map[string]string{{"bogusfacet": "x"}, {"is_test": "maybe"}, {"max_heading_depth": "7"}} {
 		_, err := Normalize(QueryRequest{Question: "x", Filters: &Filters{Facets: f}})
 		if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {

@@ -144,6 +144,8 @@ func buildKinds() []KindDef {
 			Channels:    []string{ChannelImage},
 			Facets: []FacetDef{
 				{Name: "format", Description: "The image format: avif, bmp, gif, heic, ico, jpeg, png, svg, tiff or webp."},
+				{Name: "mime", Description: "The MIME type the asset is served with (image/png, image/svg+xml, ...)."},
+				{Name: "asset_id", Description: "The asset's id: the SHA-256 of its bytes, in hex."},
 			},
 		},
 		{

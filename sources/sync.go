@@ -440,7 +440,7 @@ const (
 // Pseudo-extractor that records image assets.
 const (
 	imageExtractorName    = "image"
-	imageExtractorVersion = "1"
+	imageExtractorVersion = "2" // 2: the format facet
 )
 
 // openFile opens a file to process; tests replace it to simulate errors
@@ -615,7 +615,7 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 	res.kind, res.title = KindImage, name
 	res.extractor, res.version = imageExtractorName, imageExtractorVersion
 	res.channels = []string{ChannelImage}
-	facets, _ := json.Marshal(map[string]string{"mime": mime, "asset_id": res.sha})
+	facets, _ := json.Marshal(map[string]string{"format": imageFormat(mime), "mime": mime, "asset_id": res.sha})
 	res.facets = string(facets)
 	ids := newIDMaker(p.src.ID, res.rel)
 	u := Unit{Level: LevelDocument, Parent: -1, Title: name, Channel: ChannelImage}
@@ -679,4 +679,25 @@ func safeExtract(ex Extractor, rel, text string) (out Extracted, err error) {
 		}
 	}()
 	return ex.Extract(rel, text)
+}
+
+// imageFormat names an image MIME type's format as the kind registry does
+// (png, jpeg, svg, ico, tiff, ...): the subtype without "x-", "+xml" or a
+// vendor tree.
+func imageFormat(mime string) string {
+	sub := strings.ToLower(strings.TrimPrefix(mime, "image/"))
+	switch sub {
+	case "vnd.microsoft.icon", "x-icon":
+		return "ico"
+	case "jpg", "pjpeg":
+		return "jpeg"
+	case "tif":
+		return "tiff"
+	}
+	sub = strings.TrimPrefix(sub, "x-")
+	sub = strings.TrimSuffix(sub, "+xml")
+	if i := strings.IndexByte(sub, ';'); i >= 0 {
+		sub = strings.TrimSpace(sub[:i])
+	}
+	return sub
 }

@@ -174,6 +174,20 @@ func TestSyncSkipReasons(t *testing.T) {
 	if p := e.paths(src.ID); !slices.Equal(p, wantPaths) {
 		t.Errorf("indexed %v, want %v", p, wantPaths)
 	}
+	// An image records the facets the kind registry declares for it.
+	var facets string
+	if err := e.db.R.QueryRow(`SELECT facets FROM files WHERE source_id = ? AND path = 'pixel.png'`, src.ID).Scan(&facets); err != nil {
+		t.Fatal(err)
+	}
+	img, _ := KindByID(KindImage)
+	for _, f := range img.Facets {
+		if !strings.Contains(facets, `"`+f.Name+`":`) {
+			t.Errorf("pixel.png facets %s lack %q", facets, f.Name)
+		}
+	}
+	if !strings.Contains(facets, `"format":"png"`) {
+		t.Errorf("pixel.png facets %s", facets)
+	}
 	// The counts add up, the first time and when nothing changed (an
 	// unchanged skipped file is skipped, not unchanged).
 	if st.FilesSeen != st.Indexed+st.Unchanged+st.Skipped || st.Skipped != int64(len(wantSkips)) || st.Indexed != int64(len(wantPaths)) {
@@ -772,5 +786,17 @@ func TestSyncProgress(t *testing.T) {
 	}
 	if want := (Progress{FilesSeen: 31, Indexed: 30, Skipped: 1, Bytes: st.Bytes}); st.Progress != want || st.Bytes == 0 {
 		t.Fatalf("progress %+v, want %+v", st.Progress, want)
+	}
+}
+
+func TestImageFormat(t *testing.T) {
+	for mime, want := range map[string]string{
+		"image/png": "png", "image/jpeg": "jpeg", "image/svg+xml": "svg", "image/x-icon": "ico",
+		"image/vnd.microsoft.icon": "ico", "image/tiff": "tiff", "image/webp": "webp",
+		"image/bmp": "bmp", "image/avif": "avif", "image/heic": "heic", "image/gif": "gif",
+	} {
+		if got := imageFormat(mime); got != want {
+			t.Errorf("imageFormat(%q) = %q, want %q", mime, got, want)
+		}
 	}
 }
