@@ -3,8 +3,6 @@ package query
 import (
 	"math"
 	"unicode/utf8"
-
-	"github.com/tychora/tychora/sources"
 )
 
 // Ranking (stage B): every candidate of the pool is scored in Go with
@@ -300,13 +298,10 @@ func (s *scorer) score(c *candidate) float64 {
 				s.tf[int(h.term)*numFields+f]++
 			}
 			s.hits[f] = s.hits[f][:n]
-			// The title's length, in words, counts those parts too: a long
-			// identifier is a long title.
-			sources.EachPart(c.title, func(first bool, _, _ int) {
-				if !first {
-					s.lens[f]++
-				}
-			})
+			// The title's length counts the parts of its identifiers
+			// instead of the tokens they span: a long identifier is a long
+			// title, and os.ReadFile is three words, not four.
+			s.lens[f] += s.m.extraParts(c.title)
 		}
 	}
 	k1 := s.prof.k1

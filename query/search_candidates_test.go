@@ -71,3 +71,15 @@ func TestPlanProbesDeadClause(t *testing.T) {
 		t.Errorf("probes %+v for clauses found nowhere", probes)
 	}
 }
+
+func TestExtraParts(t *testing.T) {
+	m := newMatcher(nil)
+	for text, want := range map[string]int{
+		"main.go": 0, "service_search.go": 1, "os.ReadFile": 1, "std::io::Read": 0,
+		"class HTTPServerConfig": 2, "func (s *Server) readHeaderTimeout": 2, "Plain words only": 0,
+	} {
+		if got := m.extraParts(text); got != want {
+			t.Errorf("extraParts(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
