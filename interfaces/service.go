@@ -53,9 +53,10 @@ type HealthResult struct {
 	Version     string     `json:"tychora_version,omitempty"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	// Workspace is the owner's workspace directory, symlinks resolved
-	// (with a valid token only): a sibling checks it is the workspace it
-	// opened, so that an endpoint.json copied along with a workspace never
-	// sends its commands to the original's owner.
+	// (for a manager of every collection only, such as the owner token a
+	// sibling holds): a sibling checks it is the workspace it opened, so
+	// that an endpoint.json copied along with a workspace never sends its
+	// commands to the original's owner.
 	Workspace string `json:"workspace,omitempty"`
 }
 
@@ -73,9 +74,8 @@ type StatusResult struct {
 	StartedAt   time.Time `json:"started_at"`
 	UptimeS     int64     `json:"uptime_s"`
 	Version     string    `json:"tychora_version"`
-	Jobs        JobCounts `json:"jobs"`
 	// Jobs counts the jobs of the caller's collections.
-	//
+	Jobs JobCounts `json:"jobs"`
 	// SearchCache counts the searches answered from the owner's ranking
 	// cache (hits) and those ranked afresh (misses) since it started;
 	// hits + misses is the number of searches it ranked. They count every

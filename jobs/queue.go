@@ -426,8 +426,6 @@ func isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
-// Counts returns how many jobs are queued and running.
-
 // Counts returns how many jobs of the collections p sees are queued and
 // running.
 func (q *Queue) Counts(ctx context.Context, p workspace.Principal) (queued, running int, err error) {

@@ -22,18 +22,24 @@ var _ interfaces.Service = (*Local)(nil)
 
 // Health answers with the owner's identity; it needs only a valid caller.
 func (s *Local) Health(ctx context.Context) (interfaces.HealthResult, error) {
-	if _, err := workspace.CallerFrom(ctx); err != nil {
+	p, err := workspace.CallerFrom(ctx)
+	if err != nil {
 		return interfaces.HealthResult{}, err
 	}
 	started := s.owner.startedAt
-	return interfaces.HealthResult{
+	h := interfaces.HealthResult{
 		Status:      "ok",
 		WorkspaceID: s.owner.id,
 		PID:         os.Getpid(),
 		Version:     Version,
 		StartedAt:   &started,
-		Workspace:   realDir(s.owner.layout.Dir),
-	}, nil
+	}
+	// The workspace directory is for siblings, which hold the owner token
+	// (ConnectLocal): a manager of every collection.
+	if p.Can(workspace.GrantManage) && p.AllCollections() {
+		h.Workspace = realDir(s.owner.layout.Dir)
+	}
+	return h, nil
 }
 
 // realDir is dir with its symlinks resolved, or dir when it cannot be.
@@ -175,6 +181,10 @@ func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenReque
 	// outside its reach are invisible to it, as in ListTokens: a name one
 	// of them holds gives the caller a new token of its own, never an
 	// error that would tell it the other exists.
+	// One creation at a time, so that two creations of one name at once
+	// rotate one token rather than making two.
+	s.owner.tokenMu.Lock()
+	defer s.owner.tokenMu.Unlock()
 	rotate := ""
 	if req.Name != "" {
 		existing, err := s.owner.tokens.ListTokens(ctx)

@@ -5,6 +5,7 @@ package servicetest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
@@ -59,6 +60,14 @@ func testHealth(t *testing.T, h Harness) {
 	}
 	if res.Status != "ok" || res.WorkspaceID == "" || res.PID == 0 || res.Version == "" || res.StartedAt == nil {
 		t.Fatalf("health = %+v", res)
+	}
+	// The workspace directory is for the owner token's holders only.
+	if res.Workspace != "" {
+		t.Fatalf("a reader of a learns the workspace directory %q", res.Workspace)
+	}
+	m, mctx := h.As(t, workspace.GrantManage, nil)
+	if res, err := m.Health(mctx); err != nil || !filepath.IsAbs(res.Workspace) {
+		t.Fatalf("a manager of every collection: %+v %v", res, err)
 	}
 }
 
