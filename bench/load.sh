@@ -43,8 +43,8 @@ ty() { "$work/tychora" --workspace "$ws" "$@"; }
 ty init --ingest-root "$work/corpus" >/dev/null
 start=$(date +%s.%N)
 ty add --wait --json "$work/corpus" >"$work/add.json"
-grep -q '"state": "succeeded"' "$work/add.json" || { cat "$work/add.json" >&2; exit 1; }
-indexed=$(sed -n 's/.*"indexed": \([0-9]*\).*/\1/p' "$work/add.json")
+grep -q '"state": *"succeeded"' "$work/add.json" || { cat "$work/add.json" >&2; exit 1; }
+indexed=$(sed -n 's/.*"indexed": *\([0-9]*\).*/\1/p' "$work/add.json")
 
 profile=()
 [[ -n ${PROFILE:-} ]] && profile=(--cpuprofile "$work/owner.prof")
