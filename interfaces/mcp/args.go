@@ -120,14 +120,15 @@ func ValidateArguments(tool string, raw json.RawMessage) error {
 	if _, ok := v.(map[string]any); !ok {
 		return invalidArgument(tool, "arguments must be a JSON object")
 	}
-	if dropNulls(root, v) {
-		// encoding/json lets the last of duplicate fields win, except a
-		// null, which leaves an earlier value in place: the decoder
-		// would see a value the schema did not.
-		if k, ok := duplicateKey(raw); ok {
-			return invalidArgument(tool, "arguments give the field %s more than once", quote(k))
-		}
+	// A field given twice is refused: the generic decode the schema checks
+	// keeps the last copy, while the strict decode into the request types
+	// merges objects given twice, so values of the first copy would reach
+	// the service unchecked (and a null would leave an earlier value in
+	// place).
+	if k, ok := duplicateKey(raw); ok {
+		return invalidArgument(tool, "arguments give the field %s more than once", quote(k))
 	}
+	dropNulls(root, v)
 	if err := rs.Validate(v); err != nil {
 		return invalidArgument(tool, "arguments do not match the input schema: %s", schemaProblem(err, root, v))
 	}

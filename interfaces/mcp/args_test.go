@@ -106,6 +106,8 @@ func TestArgumentsBothEdges(t *testing.T) {
 		{"missing field", "search", `{"request":{}}`, `request: missing required field "question"`, true},
 		{"not in enum", "manage_job", `{"action":"delete"}`, "action: must be one of list, get, cancel, retry", true},
 		{"null hiding a value", "search", `{"request":{"question":"x","limit":0,"limit":null}}`, `field "limit" more than once`, true},
+		{"an object given twice", "search", `{"request":{"question":"x","budget":{"max_tokens":0}},"request":{"question":"x"}}`, `field "request" more than once`, true},
+		{"an unknown field in a first copy", "discover", `{"request":{"subject":"kinds","bogus":1},"request":{"subject":"kinds"}}`, `field "request" more than once`, true},
 		{"lone high surrogate", "search", `{"request":{"question":"\ud800 lone"}}`, "lone surrogate", false},
 		{"lone low surrogate", "discover", `{"request":{"subject":"kinds","cursor":"\uDC00"}}`, "lone surrogate", false},
 		{"high then no low", "search", `{"request":{"question":"\ud800\u0041"}}`, "lone surrogate", false},
