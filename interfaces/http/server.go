@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -80,7 +81,6 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 			r.Method(http.MethodDelete, p, o.MCP)
 		}
 	}
-	g.allow = func(req *http.Request) string { return allowed(r, req) }
 	return g.wrap(r)
 }
 
@@ -96,7 +96,11 @@ type handlers struct {
 // the server is stopping — failed for that reason: it is logged at debug
 // level only.
 func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var mte *mediaTypeError
+	var mbe *http.MaxBytesError
 	switch c := workspace.ErrorCode(err); {
+	case errors.As(err, &mte) || errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge):
+		// The caller's request, refused (415, 413): nothing failed here.
 	case r.Context().Err() != nil:
 		h.log.Debug("request cancelled", "method", r.Method, "path", r.URL.Path, "err", err)
 	case c == workspace.CodeInternal || c == workspace.CodeUnavailable:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -57,6 +58,7 @@ func (s *recording) lastSearch() interfaces.SearchArgs {
 type fixture struct {
 	base, authority string
 	svc             *recording
+	logs            *records
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -65,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{authority: ln.Addr().String(), svc: &recording{}}
+	f := &fixture{authority: ln.Addr().String(), svc: &recording{}, logs: &records{}}
 	f.base = "http://" + f.authority
 	doc, err := httpapi.OpenAPI("test", f.base, map[string]*jsonschema.Schema{})
 	if err != nil {
@@ -77,6 +79,7 @@ func newFixture(t *testing.T) *fixture {
 	})
 	srv := &http.Server{Handler: httpapi.NewHandler(f.svc, httpapi.Options{
 		Authority: f.authority, Auth: oneToken{}, MCP: mcp, OpenAPI: doc, MaxRequestBytes: 1 << 10,
+		Logger: slog.New(f.logs),
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -128,7 +131,9 @@ func envelope(t *testing.T, what string, status int, b []byte) interfaces.ErrorB
 
 // TestMethodNotAllowedNamesAllow: a 405 on /v1 (a method the route does
 // not take, or any OPTIONS) carries the error envelope and an Allow
-// header naming the route's own methods.
+// header: the route's own methods once the caller is authenticated; for
+// OPTIONS, refused before authentication, the same for every path, so
+// that it tells no one which routes exist.
 func TestMethodNotAllowedNamesAllow(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct{ method, path, token, allow string }{
@@ -144,11 +149,13 @@ func TestMethodNotAllowedNamesAllow(t *testing.T) {
 		{"GET", "/mcp/", "secret", "POST, DELETE"},
 		{"HEAD", "/mcp", "secret", "POST, DELETE"},
 		// OPTIONS is refused before authentication, as DESIGN §8 orders.
-		{"OPTIONS", "/v1/search", "", "POST"},
-		{"OPTIONS", "/v1/health", "", "GET, HEAD"},
-		{"OPTIONS", "/v1/tokens", "", "GET, HEAD, POST"},
-		{"OPTIONS", "/v1/tokens/tok_1", "", "DELETE"},
-		{"OPTIONS", "/mcp/", "", "POST, DELETE"},
+		{"OPTIONS", "/v1/search", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/v1/health", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/v1/tokens", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/v1/tokens/tok_1", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/mcp/", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/v1/no-such-route", "", "GET, HEAD, POST, DELETE"},
+		{"OPTIONS", "/v1/search", "secret", "GET, HEAD, POST, DELETE"},
 	}
 	for _, c := range cases {
 		st, h, b := f.do(t, c.method, c.path, c.token, nil, "")
@@ -350,5 +357,30 @@ func TestOpenAPIResponse(t *testing.T) {
 	}
 	if _, ok := doc.Paths["/v1/assets/{id}"]["get"].Responses["200"].Content["*/*"]; !ok {
 		t.Errorf("the asset route's 200 is %v, want */*", doc.Paths["/v1/assets/{id}"]["get"].Responses["200"].Content)
+	}
+}
+
+// TestRefusedBodiesAreNoFailure: a body refused for its media type (415) or
+// its size (413) is the caller's mistake, not logged as a failure of the
+// server (anyone with a token could fill the error log otherwise).
+func TestRefusedBodiesAreNoFailure(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		hdr    map[string]string
+		body   string
+		status int
+	}{
+		{map[string]string{"Content-Type": "text/plain"}, `{"request":{"question":"q"}}`, http.StatusUnsupportedMediaType},
+		{map[string]string{"Content-Encoding": "gzip"}, `{"request":{"question":"q"}}`, http.StatusUnsupportedMediaType},
+		{nil, `{"request":{"question":"` + strings.Repeat("q", 2<<10) + `"}}`, http.StatusRequestEntityTooLarge},
+	} {
+		if st, _, b := f.do(t, "POST", "/v1/search", "secret", c.hdr, c.body); st != c.status {
+			t.Fatalf("%v: %d %s, want %d", c.hdr, st, b, c.status)
+		}
+	}
+	for _, m := range f.logs.all() {
+		if strings.HasPrefix(m, "ERROR") {
+			t.Fatalf("a refused body was logged %q", m)
+		}
 	}
 }
