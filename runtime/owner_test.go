@@ -171,6 +171,10 @@ func TestHTTPGuards(t *testing.T) {
 		{"other OPTIONS", "OPTIONS", "/v1/status", "", nil, "", 405, workspace.CodeInvalidArgument},
 		{"reader creates token", "POST", "/v1/tokens", reader.Token, nil, `{"grant":"read"}`, 403, workspace.CodePermissionDenied},
 		{"reader lists tokens", "GET", "/v1/tokens", reader.Token, nil, "", 403, workspace.CodePermissionDenied},
+		// A reader learns nothing from its add_sources body: the grant
+		// comes first (scope before body, DESIGN §8).
+		{"reader adds with a bad body", "POST", "/v1/add_sources", reader.Token, nil, `{"action":"bogus"}`, 403, workspace.CodePermissionDenied},
+		{"reader adds as text/plain", "POST", "/v1/add_sources", reader.Token, map[string]string{"Content-Type": "text/plain"}, `{"action":"bogus"}`, 403, workspace.CodePermissionDenied},
 		{"scope asks for more grant", "GET", "/v1/status", reader.Token, map[string]string{workspace.ScopeHeader: "grant=write"}, "", 403, workspace.CodePermissionDenied},
 		{"scope asks for more collections", "GET", "/v1/status", reader.Token, map[string]string{workspace.ScopeHeader: "grant=read; collections=a,b"}, "", 403, workspace.CodePermissionDenied},
 		{"scope malformed", "GET", "/v1/status", own.Token(), map[string]string{workspace.ScopeHeader: "grant"}, "", 400, workspace.CodeInvalidArgument},

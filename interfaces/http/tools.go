@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/workspace"
 )
 
 // route registers the /v1 tool routes: each body is the tool's argument
@@ -15,12 +16,25 @@ import (
 func (h *handlers) routeTools(r chi.Router) {
 	r.Post("/v1/discover", postJSON(h, "discover", h.svc.Discover))
 	r.Post("/v1/inspect", postJSON(h, "inspect", h.svc.Inspect))
-	r.Post("/v1/add_sources", postJSON(h, "add_sources", h.svc.AddSources))
+	r.Post("/v1/add_sources", withGrant(workspace.GrantWrite, postJSON(h, "add_sources", h.svc.AddSources)))
 	r.Post("/v1/manage_job", postJSON(h, "manage_job", h.svc.ManageJob))
 	r.Post("/v1/search", h.search)
 	r.Get("/v1/jobs/{id}", h.getJob)
 	r.Get("/v1/evidence/{id}", h.evidence)
 	r.Get("/v1/assets/{id}", h.asset)
+}
+
+// withGrant checks the caller's grant before next reads the body, for a
+// route that needs it whatever the body says: a caller without it learns
+// nothing from a well- or ill-formed body (DESIGN §8: scope before body).
+func withGrant(g workspace.Grant, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := requireGrant(r, g); err != nil {
+			writeError(w, err)
+			return
+		}
+		next(w, r)
+	}
 }
 
 // postJSON adapts a Service method: check the body against the tool's
