@@ -58,7 +58,7 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 		return QueryRequest{}, invalid("question is %d bytes; the limit is %d", len(q), MaxQuestionBytes)
 	}
 	if n := countTokens(q, MaxQuestionTerms+1); n > MaxQuestionTerms {
-		return QueryRequest{}, invalid("question has more than %d words", MaxQuestionTerms)
+		return QueryRequest{}, invalid("question has more than %d words (counting each part between punctuation: a.b.c is three)", MaxQuestionTerms)
 	}
 	out.Question = q
 
