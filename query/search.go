@@ -373,7 +373,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		HeadingPath: hp,
 		Span:        Span{StartLine: c.startLine, EndLine: c.endLine},
 		Score:       roundScore(c.score),
-		Snippet:     makeSnippet(m, terms, c.text),
+		Snippet:     makeSnippet(m, terms, c.text, c.codeTerms),
 		Text:        &text,
 		Hash:        c.hash,
 		Stale:       stale,

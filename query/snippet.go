@@ -27,9 +27,13 @@ import (
 const snippetBytes = 240
 
 // makeSnippet returns the best window of text for the query terms.
-func makeSnippet(m *matcher, terms []sterm, text string) string {
+func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) string {
 	hits, _ := m.scan(text, nil)
-	hits = m.partHits(text, hits)
+	if missing := missingTerms(hits, terms); missing != 0 && m.anyIn(codeTerms, missing) {
+		// A term that matched no whole token is among the text's
+		// identifier parts (its code_terms): find where.
+		hits = m.partHits(text, hits)
+	}
 	if len(hits) == 0 {
 		end := min(len(text), snippetBytes)
 		for end < len(text) && end > 0 && !utf8.RuneStart(text[end]) {
@@ -134,7 +138,12 @@ func (m *matcher) appendParts(text string, hits []hit) []hit {
 	n := len(hits)
 	var buf []byte
 	sources.EachPart(text, func(_ bool, a, b int) {
-		buf = append(buf[:0], strings.ToLower(text[a:b])...)
+		// No term starts with this part's first letter: nothing to look
+		// up (the common case, and no lower-casing to pay for).
+		if c := text[a]; c < utf8.RuneSelf && !m.first[asciiLower(c)] {
+			return
+		}
+		buf = appendLowerPart(buf[:0], text[a:b])
 		if len(buf) == 0 || !m.first[buf[0]] {
 			return
 		}
@@ -172,4 +181,56 @@ func (m *matcher) extraParts(text string) int {
 	})
 	flush()
 	return extra
+}
+
+// missingTerms is the set (bit i for term i, the first 64) of scoring
+// terms (weight > 0) that no hit holds; terms past 64 count as missing.
+func missingTerms(hits []hit, terms []sterm) uint64 {
+	var want uint64
+	for i, t := range terms {
+		if t.weight > 0 {
+			if i >= 64 {
+				return ^uint64(0)
+			}
+			want |= 1 << i
+		}
+	}
+	for _, h := range hits {
+		if h.term < 64 {
+			want &^= 1 << h.term
+		}
+	}
+	return want
+}
+
+// anyIn reports whether text holds a token of a term in set.
+func (m *matcher) anyIn(text string, set uint64) bool {
+	if text == "" {
+		return false
+	}
+	hits, _ := m.scan(text, nil)
+	for _, h := range hits {
+		if h.term >= 64 || set&(1<<h.term) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiLower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// appendLowerPart appends s lower-cased: byte by byte when it is ASCII.
+func appendLowerPart(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(dst[:len(dst)-i], strings.ToLower(s)...)
+		}
+		dst = append(dst, asciiLower(s[i]))
+	}
+	return dst
 }
