@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tychora/tychora/workspace"
@@ -267,6 +268,25 @@ type fileState struct {
 	language  string
 	extractor string // name@version of the extraction that made its evidence
 }
+
+// verdictChanged reports whether an unchanged file would now get another
+// verdict: a text file skipped as too large that fits max_file_bytes now
+// (or an indexed one that no longer does), or an indexed file that can no
+// longer be read (chmod changes neither size nor modified time). Such a
+// file is read again.
+func (f *fileState) verdictChanged(w walkFile, maxText int64) bool {
+	switch {
+	case f.status == statusSkipped && f.reason == SkipTooLarge:
+		return w.size <= maxText
+	case f.status == statusIndexed:
+		return w.size > maxText || !canRead(w.abs)
+	}
+	return false
+}
+
+// canRead reports whether this process may read the file at path, without
+// opening it (a variable for tests: root reads everything).
+var canRead = func(path string) bool { return syscall.Access(path, 4 /* R_OK */) == nil }
 
 // staleExtraction reports whether an indexed text file was extracted by
 // another extractor, or another version, than the one that would run now:

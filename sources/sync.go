@@ -234,7 +234,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	for _, f := range walked.files {
 		seen[f.rel] = true
 		old := st.files[f.rel]
-		stale := old != nil && old.staleExtraction(f.rel)
+		stale := old != nil && (old.staleExtraction(f.rel) || old.verdictChanged(f, ix.opts.MaxFileBytes))
 		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
 			if old.status == statusSkipped {
 				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})

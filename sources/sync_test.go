@@ -800,3 +800,42 @@ func TestImageFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncVerdictChanges: an unchanged file whose verdict would now be
+// another is read again: a file skipped as too large once max_file_bytes
+// lets it in (and the reverse), and an indexed file that can no longer be
+// read.
+func TestSyncVerdictChanges(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.MaxFileBytes = 100 })
+	e.write("docs/small.md", "# Small\n\nsmallword\n")
+	e.write("docs/big.md", "# Big\n\nbigword "+strings.Repeat("x", 150)+"\n")
+	e.write("docs/locked.md", "# Locked\n\nlockedword\n")
+	src := e.add(SourceInput{Path: "docs"})
+	e.sync(src.ID)
+	if got := e.skips(src.ID); got["big.md"] != SkipTooLarge || e.match("bigword") != 0 {
+		t.Fatalf("first sync: skips %v", got)
+	}
+	// A larger max_file_bytes: big.md comes in, unchanged on disk.
+	e.ix = NewIndexer(e.db, e.policy, e.assets, Options{MaxFileBytes: 1000})
+	e.sync(src.ID)
+	if got := e.skips(src.ID); got["big.md"] != "" || e.match("bigword") != 1 {
+		t.Fatalf("after raising the limit: skips %v, bigword %d", got, e.match("bigword"))
+	}
+	// A smaller one: it leaves again.
+	e.ix = NewIndexer(e.db, e.policy, e.assets, Options{MaxFileBytes: 100})
+	e.sync(src.ID)
+	if got := e.skips(src.ID); got["big.md"] != SkipTooLarge || e.match("bigword") != 0 {
+		t.Fatalf("after lowering the limit: skips %v", got)
+	}
+	// An indexed file made unreadable (same size and modified time) leaves
+	// the index with the reason.
+	restore := failOpen(t, "locked.md", fs.ErrPermission)
+	defer restore()
+	origCanRead := canRead
+	canRead = func(path string) bool { return !strings.HasSuffix(path, "locked.md") }
+	defer func() { canRead = origCanRead }()
+	e.sync(src.ID)
+	if got := e.skips(src.ID); got["locked.md"] != SkipUnreadable || e.match("lockedword") != 0 || e.match("smallword") != 1 {
+		t.Fatalf("after the chmod: skips %v, lockedword %d", got, e.match("lockedword"))
+	}
+}
