@@ -368,6 +368,15 @@ func (q *Queue) Cancel(ctx context.Context, p workspace.Principal, id string) (J
 	if j.Final() {
 		return Job{}, workspace.Errorf(workspace.CodeConflict, "job is %s: only queued or running jobs can be cancelled", j.State)
 	}
+	// A job running here is told before anything is written: its apply
+	// transaction holds the one writer connection, and a write would
+	// wait for it to commit.
+	q.mu.Lock()
+	aj := q.active[id]
+	q.mu.Unlock()
+	if aj != nil {
+		aj.cancel(errUserCancel)
+	}
 	now := stamp(time.Now())
 	// A queued job is cancelled in place; a running one is flagged.
 	res, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?, cancel_requested = 1
@@ -379,11 +388,7 @@ func (q *Queue) Cancel(ctx context.Context, p workspace.Principal, id string) (J
 		if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id); err != nil {
 			return Job{}, fmt.Errorf("cancel job: %w", err)
 		}
-		q.mu.Lock()
-		aj := q.active[id]
-		q.mu.Unlock()
 		if aj != nil {
-			aj.cancel(errUserCancel)
 			select {
 			case <-aj.done:
 			case <-time.After(cancelWait):
@@ -391,7 +396,12 @@ func (q *Queue) Cancel(ctx context.Context, p workspace.Principal, id string) (J
 			}
 		}
 	}
-	return q.Get(ctx, p, id)
+	got, err := q.Get(ctx, p, id)
+	if err == nil && got.Final() && got.State != StateCancelled {
+		// Its revision committed before the cancel reached it.
+		return Job{}, workspace.Errorf(workspace.CodeConflict, "job %s before the cancel reached it", got.State)
+	}
+	return got, err
 }
 
 // Retry queues a failed or cancelled job again under the same id with

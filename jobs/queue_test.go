@@ -366,3 +366,51 @@ func TestCountsScope(t *testing.T) {
 		r.outcome(s) <- nil
 	}
 }
+
+// txRunner holds the writer connection in a transaction, as a sync's apply
+// does, until its job is cancelled.
+type txRunner struct {
+	db      *workspace.DB
+	started chan struct{}
+}
+
+func (r *txRunner) Run(ctx context.Context, j Job, report func(Progress)) error {
+	tx, err := r.db.W.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`UPDATE jobs SET attempt = attempt WHERE id = ?`, j.ID); err != nil {
+		return err
+	}
+	close(r.started)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestCancelDuringWrite: cancelling a job whose work holds the writer (a
+// sync's apply transaction) is prompt and ends the job cancelled; it does
+// not wait for the transaction to commit.
+func TestCancelDuringWrite(t *testing.T) {
+	ctx := context.Background()
+	r := &txRunner{started: make(chan struct{})}
+	db, q := openQueue(t, filepath.Join(t.TempDir(), "index.db"), r)
+	defer db.Close()
+	defer q.Close(ctx)
+	r.db = db
+	j, _, err := q.Enqueue(ctx, "sync", "src1", "a", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job never started")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got, err := q.Cancel(cctx, all, j.ID)
+	if err != nil || got.State != StateCancelled {
+		t.Fatalf("cancel during the write: %+v %v", got, err)
+	}
+}
