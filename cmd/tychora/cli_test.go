@@ -87,6 +87,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"token", "nosuch"}, 2},
 		{[]string{"add"}, 2},
 		{[]string{"add", ""}, 2},
+		{[]string{"add", "bad\xffname.txt"}, 2},
 		{[]string{"add", "a", "b"}, 2},
 		{[]string{"add", "--kind", "dir", "notes.md"}, 2},
 		{[]string{"sync"}, 2},
@@ -522,4 +523,31 @@ func TestAddWaitCancelledAndInterrupted(t *testing.T) {
 			t.Fatalf("job after the CLI stopped following: %+v", after.Job)
 		}
 	})
+}
+
+// TestAddGlobsKeepCommas: a glob given with --include or --exclude is one
+// glob, commas and all ({a,b} alternation), not a list split at commas.
+func TestAddGlobsKeepCommas(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "g")
+	for _, name := range []string{"top.md", "t.txt", "other.go"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("word\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := filepath.Join(root, ".tychora")
+	if r := tychora(t, ws, "init"); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := tychora(t, ws, "add", "--wait", "--json", "--include", "{top,t}.*", dir)
+	if r.code != 0 {
+		t.Fatalf("add --include {top,t}.*: %+v", r)
+	}
+	var res interfaces.JobResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Job.Progress.Indexed != 2 {
+		t.Fatalf("indexed %d files (want top.md and t.txt): %s %v", res.Job.Progress.Indexed, r.stdout, err)
+	}
 }

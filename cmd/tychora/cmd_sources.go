@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,6 +46,11 @@ func addCommand(e *env) *cli.Command {
 			path, err := oneArg(c, "PATH")
 			if err != nil {
 				return err
+			}
+			if !utf8.ValidString(path) {
+				// JSON would carry it with U+FFFD in place of the bad
+				// bytes: another path, which does not exist.
+				return usageError("PATH is not valid UTF-8: tychora indexes paths that are text (rename the file, or add its folder: such names are listed as undecodable)")
 			}
 			if c.IsSet("kind") && !sources.Kind(c.String("kind")).Valid() {
 				return usageError("--kind %q: use file, folder or repository (or leave it out)", c.String("kind"))

@@ -73,11 +73,14 @@ func newApp(e *env) *cli.App {
 			"workspace directory and serves it to agents over MCP (stdio or HTTP on\n" +
 			"127.0.0.1) and to people through this CLI. One owner process holds a workspace;\n" +
 			"other tychora commands find it through .runtime/endpoint.json and delegate.",
-		Version:         tyruntime.Version,
-		Reader:          e.stdin,
-		Writer:          e.stdout,
-		ErrWriter:       e.stderr,
-		HideHelpCommand: true,
+		Version: tyruntime.Version,
+		// A repeated flag gives a list; a value is never split at commas
+		// (a glob's {a,b} alternation, a path with a comma).
+		DisableSliceFlagSeparator: true,
+		Reader:                    e.stdin,
+		Writer:                    e.stdout,
+		ErrWriter:                 e.stderr,
+		HideHelpCommand:           true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:    "workspace",
