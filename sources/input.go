@@ -133,6 +133,11 @@ type globSet []string
 
 func (gs globSet) match(rel string) bool {
 	for _, g := range gs {
+		if strings.HasSuffix(g, "/") {
+			// "docs/" is the folder and everything in it, as in a
+			// .gitignore (doublestar alone would match nothing).
+			g += "**"
+		}
 		if doublestar.MatchUnvalidated(g, rel) {
 			return true
 		}

@@ -839,3 +839,22 @@ func TestSyncVerdictChanges(t *testing.T) {
 		t.Fatalf("after the chmod: skips %v, lockedword %d", got, e.match("lockedword"))
 	}
 }
+
+// TestSyncFolderGlobs: a glob ending in "/" names a folder and everything in
+// it, as in a .gitignore, for exclude and include alike.
+func TestSyncFolderGlobs(t *testing.T) {
+	e := newEnv(t)
+	e.write("tree/keep.md", "# Keep\n\nkeepword\n")
+	e.write("tree/docs/a.md", "# A\n\ndocsword\n")
+	e.write("tree/docs/deep/b.md", "# B\n\ndeepword\n")
+	src := e.add(SourceInput{Path: "tree", Exclude: []string{"docs/"}})
+	e.sync(src.ID)
+	if p := e.paths(src.ID); !slices.Equal(p, []string{"keep.md"}) {
+		t.Errorf("exclude docs/: indexed %v", p)
+	}
+	inc := e.add(SourceInput{Path: "tree", Include: []string{"docs/"}, CollectionID: "other"})
+	e.sync(inc.ID)
+	if p := e.paths(inc.ID); !slices.Equal(p, []string{"docs/a.md", "docs/deep/b.md"}) {
+		t.Errorf("include docs/: indexed %v", p)
+	}
+}
