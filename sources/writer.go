@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -416,6 +417,7 @@ func execAll(ctx context.Context, tx *sql.Tx, sourceID string, stmts ...string) 
 // FTS5 accumulates its pending terms instead of flushing a segment at
 // every statement savepoint.
 func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (err error) {
+	begin := time.Now()
 	src := plan.src
 	tx, err := ix.db.W.BeginTx(ctx, nil)
 	if err != nil {
@@ -555,6 +557,16 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	if _, err := tx.ExecContext(ctx, `UPDATE sources SET current_revision_id = ?, last_synced_at = ? WHERE id = ?`,
 		revID, ts, src.ID); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
+	}
+	// The revision's stats were written before the apply's own time was
+	// known: now they say how long the apply and the whole sync took.
+	final := *stats
+	final.ApplyMS = time.Since(begin).Milliseconds()
+	final.DurationMS += final.ApplyMS
+	if b, err := json.Marshal(final); err == nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE revisions SET stats = ? WHERE id = ?`, string(b), revID); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("apply revision: commit: %w", err)
