@@ -274,6 +274,9 @@ func (p *Policy) Resolve(in SourceInput) (ResolvedSource, error) {
 		found = KindFolder
 		if hasGitEntry(real) {
 			found = KindRepository
+		} else if isBareRepository(real) {
+			return ResolvedSource{}, workspace.Errorf(workspace.CodeInvalidArgument,
+				"path %q is a bare git repository: it has no working tree to index (clone it, and add the clone)", in.Path)
 		}
 	default:
 		return ResolvedSource{}, workspace.Errorf(workspace.CodeInvalidArgument, "path %q is neither a regular file nor a directory", in.Path)
@@ -308,6 +311,22 @@ func (p *Policy) Resolve(in SourceInput) (ResolvedSource, error) {
 		rs.Name = filepath.Base(real)
 	}
 	return rs, nil
+}
+
+// isBareRepository reports whether dir is a bare git repository: a HEAD
+// file beside objects/ and refs/ directories (git's own test, less the
+// config check).
+func isBareRepository(dir string) bool {
+	head, err := os.Stat(filepath.Join(dir, "HEAD"))
+	if err != nil || !head.Mode().IsRegular() {
+		return false
+	}
+	for _, d := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // hasGitEntry reports whether dir holds a .git directory or a .git file (a

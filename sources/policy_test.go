@@ -92,6 +92,13 @@ func TestResolveKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.write("wt/.git", "gitdir: ../repo/.git/worktrees/wt\n")
+	e.write("bare.git/HEAD", "ref: refs/heads/main\n")
+	for _, d := range []string{"bare.git/objects", "bare.git/refs/heads", "headonly/objects"} {
+		if err := os.MkdirAll(filepath.Join(e.root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.write("headonly/HEAD", "not a repository\n")
 	cases := []struct {
 		in       SourceInput
 		wantKind Kind
@@ -101,6 +108,8 @@ func TestResolveKinds(t *testing.T) {
 		{SourceInput{Path: "notes"}, KindFolder, ""},
 		{SourceInput{Path: "repo"}, KindRepository, ""},
 		{SourceInput{Path: "wt"}, KindRepository, ""},
+		{SourceInput{Path: "bare.git"}, "", workspace.CodeInvalidArgument}, // no working tree
+		{SourceInput{Path: "headonly"}, KindFolder, ""},                    // HEAD and objects/ but no refs/
 		{SourceInput{Path: "repo", Kind: KindFolder}, KindFolder, ""},
 		{SourceInput{Path: "notes", Kind: KindFile}, "", workspace.CodeInvalidArgument},
 		{SourceInput{Path: "notes/a.md", Kind: KindFolder}, "", workspace.CodeInvalidArgument},
