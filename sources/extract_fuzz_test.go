@@ -1,11 +1,14 @@
 package sources
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -160,4 +163,44 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzDecodeUTF16: what decodes is valid UTF-8 and encodes back to the
+// same code units; what does not is an odd length or an unpaired
+// surrogate.
+func FuzzDecodeUTF16(f *testing.F) {
+	for _, s := range []string{"", "a\x00", "\x3d\xd8\x89\xdf", "\x00\xd8", "\x00\xdc\x41\x00", "abc"} {
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, little bool) {
+		var order binary.ByteOrder = binary.BigEndian
+		if little {
+			order = binary.LittleEndian
+		}
+		out, ok := decodeUTF16(data, order)
+		if !ok {
+			if len(data)%2 == 0 {
+				units := make([]uint16, len(data)/2)
+				for i := range units {
+					units[i] = order.Uint16(data[2*i:])
+				}
+				if !slices.ContainsFunc(units, func(u uint16) bool { return utf16.IsSurrogate(rune(u)) }) {
+					t.Fatalf("refused %x, which holds no surrogate", data)
+				}
+			}
+			return
+		}
+		if !utf8.Valid(out) {
+			t.Fatalf("decoded %x to invalid UTF-8", data)
+		}
+		back := utf16.Encode([]rune(string(out)))
+		if len(back)*2 != len(data) {
+			t.Fatalf("%x decoded to %q, which encodes to %d units", data, out, len(back))
+		}
+		for i, u := range back {
+			if order.Uint16(data[2*i:]) != u {
+				t.Fatalf("%x decoded to %q, which does not encode back", data, out)
+			}
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tychora/tychora/workspace"
@@ -553,7 +555,7 @@ func (p *processor) process(ctx context.Context, f walkFile, old *fileState, ree
 	if res.size > limit {
 		return res.skip(SkipTooLarge, fmt.Sprintf("%d bytes", res.size))
 	}
-	if mime == "" && bytes.IndexByte(buf, 0) >= 0 {
+	if mime == "" && bytes.IndexByte(buf, 0) >= 0 && utf16Order(buf) == nil {
 		return res.skip(SkipBinary, "")
 	}
 	// The rest, bounded: the file may have grown since the stat.
@@ -627,6 +629,15 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 // are on disk; the text handed to the extractor has its UTF-8 BOM removed
 // and CRLF line ends turned into LF (line numbers do not change).
 func (p *processor) text(res fileResult, data []byte) fileResult {
+	if order := utf16Order(data); order != nil {
+		// UTF-16 with its byte order mark (what Windows tools write):
+		// decoded to UTF-8, line numbers unchanged.
+		text, ok := decodeUTF16(data[2:], order)
+		if !ok {
+			return res.skip(SkipUndecodable, "not valid UTF-16")
+		}
+		data = text
+	}
 	data = bytes.TrimPrefix(data, utf8BOM)
 	if !utf8.Valid(data) {
 		return res.skip(SkipUndecodable, "not valid UTF-8")
@@ -700,4 +711,50 @@ func imageFormat(mime string) string {
 		sub = strings.TrimSpace(sub[:i])
 	}
 	return sub
+}
+
+// utf16Order returns the byte order a UTF-16 byte order mark at the start of
+// data announces, or nil.
+func utf16Order(data []byte) binary.ByteOrder {
+	if len(data) < 2 {
+		return nil
+	}
+	switch {
+	case data[0] == 0xFF && data[1] == 0xFE:
+		return binary.LittleEndian
+	case data[0] == 0xFE && data[1] == 0xFF:
+		return binary.BigEndian
+	}
+	return nil
+}
+
+// decodeUTF16 decodes UTF-16 code units in the given order to UTF-8; false
+// for an odd number of bytes or an unpaired surrogate.
+func decodeUTF16(data []byte, order binary.ByteOrder) ([]byte, bool) {
+	if len(data)%2 != 0 {
+		return nil, false
+	}
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		units[i] = order.Uint16(data[2*i:])
+	}
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(units); i++ {
+		u := units[i]
+		switch {
+		case utf16.IsSurrogate(rune(u)):
+			if i+1 >= len(units) {
+				return nil, false
+			}
+			r := utf16.DecodeRune(rune(u), rune(units[i+1]))
+			if r == utf8.RuneError {
+				return nil, false
+			}
+			out = utf8.AppendRune(out, r)
+			i++
+		default:
+			out = utf8.AppendRune(out, rune(u))
+		}
+	}
+	return out, true
 }
