@@ -270,8 +270,10 @@ func moreHint(t *testing.T, out, prefix string) string {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			if !strings.HasPrefix(rest, "tychora ") {
-				t.Fatalf("hint %q is not a command", line)
+			// The program as it was started: the test runs the binary by
+			// its absolute path.
+			if !strings.HasPrefix(rest, shellQuote(binary)+" ") {
+				t.Fatalf("hint %q does not run %s", line, binary)
 			}
 			return rest
 		}
@@ -329,7 +331,7 @@ func TestPagingHints(t *testing.T) {
 	seen := map[string]bool{r.stdout: true}
 	pages := 1
 	for hint := moreHint(t, r.stderr, "tychora: more with: "); hint != ""; hint = moreHint(t, r.stderr, "tychora: more with: ") {
-		r = shell(t, hint)
+		r = shell(t, "cd / && "+hint) // from any directory
 		if r.code != 0 || seen[r.stdout] {
 			t.Fatalf("page %d from %q: %+v", pages+1, hint, r)
 		}

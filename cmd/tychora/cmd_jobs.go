@@ -103,7 +103,7 @@ func jobsCommand(e *env) *cli.Command {
 							return err
 						}
 						if res.NextCursor != nil {
-							fmt.Fprintf(e.stdout, "more: %s\n", nextPageHint(c, *res.NextCursor, nil))
+							fmt.Fprintf(e.stdout, "more: %s\n", nextPageHint(c, e, *res.NextCursor, nil))
 						}
 						return nil
 					})

@@ -107,7 +107,7 @@ func searchCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "tychora: %d of %d matches · %d/%d tokens (%s)%s · run %s\n", len(res.Hits), res.TotalMatches,
 					res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
 				if res.NextCursor != nil && args.ReplayRunID == "" {
-					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, *res.NextCursor, []string{question}))
+					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, []string{question}))
 				}
 				return nil
 			})
@@ -177,7 +177,7 @@ func discoverCommand(e *env) *cli.Command {
 					fmt.Fprintln(e.stdout, "nothing yet")
 				}
 				if res.NextCursor != nil {
-					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, *res.NextCursor, c.Args().Slice()))
+					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, c.Args().Slice()))
 				}
 				return nil
 			})

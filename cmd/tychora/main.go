@@ -33,6 +33,9 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// program is how this process was started (args[0]), for the command
+	// lines it suggests.
+	program string
 }
 
 type codedError struct {
@@ -48,6 +51,9 @@ func withExit(code int, err error) error { return &codedError{code: code, err: e
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) > 0 {
+		e.program = args[0]
+	}
 	app := newApp(e)
 	err := app.RunContext(ctx, args)
 	if err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,10 +151,14 @@ func collectionFlags(c *cli.Context) ([]string, error) {
 // cursor is bound to the request that issued it, so the line repeats every
 // flag given (but --cursor and --json) and the arguments, quoted for a
 // POSIX shell.
-func nextPageHint(c *cli.Context, next string, args []string) string {
-	parts := []string{"tychora"}
+func nextPageHint(c *cli.Context, e *env, next string, args []string) string {
+	parts := []string{shellQuote(programFor(e.program))}
 	if c.IsSet("workspace") {
-		parts = append(parts, "--workspace", shellQuote(c.String("workspace")))
+		ws := c.String("workspace")
+		if abs, err := filepath.Abs(ws); err == nil {
+			ws = abs // the line works from any directory
+		}
+		parts = append(parts, "--workspace", shellQuote(ws))
 	}
 	parts = append(parts, strings.Fields(strings.TrimPrefix(commandPath(c), "tychora"))...)
 	for _, f := range c.Command.Flags {
@@ -186,6 +191,22 @@ func nextPageHint(c *cli.Context, next string, args []string) string {
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")
+}
+
+// programFor is the program a suggested command line runs: the one this
+// process was started as — by its absolute path when it was started by a
+// path (./ty), by its name when the shell found it on PATH — or tychora.
+func programFor(argv0 string) string {
+	switch {
+	case argv0 == "":
+		return "tychora"
+	case strings.ContainsRune(argv0, filepath.Separator):
+		if abs, err := filepath.Abs(argv0); err == nil {
+			return abs
+		}
+		return argv0
+	}
+	return argv0
 }
 
 // shellQuote quotes s for a POSIX shell: as is when it holds only safe
