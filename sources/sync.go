@@ -621,7 +621,11 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 	res.facets = string(facets)
 	ids := newIDMaker(p.src.ID, res.rel)
 	u := Unit{Level: LevelDocument, Parent: -1, Title: name, Channel: ChannelImage}
-	res.units = []evRow{ids.row(u, 0, "", true, encodeHeading(nil), CodeTerms(name+"\n"+res.rel))}
+	row := ids.row(u, 0, "", true, encodeHeading(nil), CodeTerms(name+"\n"+res.rel))
+	// An image unit has no text: its hash is the asset's (the bytes'), so
+	// that a hit, a run and its diff tell one image from another.
+	row.sha = res.sha
+	res.units = []evRow{row}
 	return res
 }
 

@@ -2,6 +2,8 @@ package sources
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -188,6 +190,15 @@ func TestSyncSkipReasons(t *testing.T) {
 	}
 	if !strings.Contains(facets, `"format":"png"`) {
 		t.Errorf("pixel.png facets %s", facets)
+	}
+	// Its one unit has no text; its hash is the image's own.
+	var unitSHA, fileSHA string
+	if err := e.db.R.QueryRow(`SELECT e.sha256, f.sha256 FROM evidence e JOIN files f ON f.source_id = e.source_id AND f.path = e.path
+		WHERE e.source_id = ? AND e.path = 'pixel.png'`, src.ID).Scan(&unitSHA, &fileSHA); err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(tinyPNG); unitSHA != hex.EncodeToString(sum[:]) || unitSHA != fileSHA {
+		t.Errorf("pixel.png unit hash %s, file hash %s", unitSHA, fileSHA)
 	}
 	// The counts add up, the first time and when nothing changed (an
 	// unchanged skipped file is skipped, not unchanged).
