@@ -135,28 +135,8 @@ func TestArgumentsBothEdges(t *testing.T) {
 		check            func(t *testing.T, structured json.RawMessage)
 	}{
 		{"absent limit", "discover", `{"request":{"subject":"kinds"}}`, nil},
-		{"nulls for optional fields", "search", `{"request":{"question":"x","cursor":null,"limit":null,"budget":null,"filters":null},"render":null}`, func(t *testing.T, b json.RawMessage) {
-			var r struct {
-				Request struct{ Limit int } `json:"request"`
-				Budget  struct {
-					MaxTokens int `json:"max_tokens"`
-				} `json:"budget"`
-			}
-			if json.Unmarshal(b, &r); r.Request.Limit != 10 || r.Budget.MaxTokens != 4000 {
-				t.Errorf("limit %d, max_tokens %d: want the defaults 10 and 4000", r.Request.Limit, r.Budget.MaxTokens)
-			}
-		}},
-		{"integer written 1.0", "search", `{"request":{"question":"x","limit":1.0,"budget":{"max_tokens":5e2}}}`, func(t *testing.T, b json.RawMessage) {
-			var r struct {
-				Request struct{ Limit int } `json:"request"`
-				Budget  struct {
-					MaxTokens int `json:"max_tokens"`
-				} `json:"budget"`
-			}
-			if json.Unmarshal(b, &r); r.Request.Limit != 1 || r.Budget.MaxTokens != 500 {
-				t.Errorf("limit %d, max_tokens %d: want 1 and 500", r.Request.Limit, r.Budget.MaxTokens)
-			}
-		}},
+		{"nulls for optional fields", "search", `{"request":{"question":"x","cursor":null,"limit":null,"budget":null,"filters":null},"render":null}`, wantLimits(10, 4000)},
+		{"integer written 1.0", "search", `{"request":{"question":"x","limit":1.0,"budget":{"max_tokens":5e2}}}`, wantLimits(1, 500)},
 		{"page of 2.0", "discover", `{"request":{"subject":"kinds","limit":2.0,"cursor":null}}`, func(t *testing.T, b json.RawMessage) {
 			var r struct {
 				Items      []any   `json:"items"`
@@ -291,4 +271,20 @@ func TestInputIntegersBounded(t *testing.T) {
 		walk(tool, mcpapi.InputSchema(tool))
 	}
 	walk("CreateTokenRequest", mcpapi.Schemas()["CreateTokenRequest"])
+}
+
+// wantLimits checks a search answer's echoed limit and budget.
+func wantLimits(limit, maxTokens int) func(t *testing.T, b json.RawMessage) {
+	return func(t *testing.T, b json.RawMessage) {
+		t.Helper()
+		var r struct {
+			Request struct{ Limit int } `json:"request"`
+			Budget  struct {
+				MaxTokens int `json:"max_tokens"`
+			} `json:"budget"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || r.Request.Limit != limit || r.Budget.MaxTokens != maxTokens {
+			t.Errorf("limit %d, max_tokens %d (%v): want %d and %d", r.Request.Limit, r.Budget.MaxTokens, err, limit, maxTokens)
+		}
+	}
 }
