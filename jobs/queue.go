@@ -388,6 +388,16 @@ func (q *Queue) Cancel(ctx context.Context, p workspace.Principal, id string) (J
 		if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'`, id); err != nil {
 			return Job{}, fmt.Errorf("cancel job: %w", err)
 		}
+		if aj == nil {
+			// Claimed since it was looked up: a worker started it after
+			// reading no flag. Tell it now.
+			q.mu.Lock()
+			aj = q.active[id]
+			q.mu.Unlock()
+			if aj != nil {
+				aj.cancel(errUserCancel)
+			}
+		}
 		if aj != nil {
 			select {
 			case <-aj.done:
