@@ -54,6 +54,11 @@ func RunCollections(p workspace.Principal, norm QueryRequest) []string {
 	if f := norm.Filters; f != nil && len(f.Collections) > 0 {
 		return slices.Clone(f.Collections)
 	}
+	if len(p.Collections) == 0 {
+		// All, or none (a search that reached nothing): either way, seen
+		// only by callers who reach every collection.
+		return nil
+	}
 	return slices.Clone(p.Collections)
 }
 
@@ -242,8 +247,8 @@ func scanRun(s interface{ Scan(...any) error }) (Run, error) {
 		return Run{}, err
 	}
 	if colls.Valid {
-		if err := json.Unmarshal([]byte(colls.String), &run.Collections); err != nil || run.Collections == nil {
-			run.Collections = []string{} // unreadable: visible to callers of every collection only
+		if err := json.Unmarshal([]byte(colls.String), &run.Collections); err != nil || len(run.Collections) == 0 {
+			run.Collections = nil // unreadable or empty: as all, seen by callers of every collection only
 		}
 	}
 	run.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
@@ -322,7 +327,7 @@ func (r *Recorder) ListRuns(ctx context.Context, p workspace.Principal, before i
 	}
 	if !p.AllCollections() {
 		b, _ := json.Marshal(p.Collections)
-		q += ` AND collections IS NOT NULL AND NOT EXISTS (
+		q += ` AND collections IS NOT NULL AND json_valid(collections) AND json_array_length(collections) > 0 AND NOT EXISTS (
 			SELECT 1 FROM json_each(runs.collections) WHERE value NOT IN (SELECT value FROM json_each(?3)))`
 		args = append(args, string(b))
 	}
@@ -341,8 +346,10 @@ func (r *Recorder) ListRuns(ctx context.Context, p workspace.Principal, before i
 		if err != nil {
 			return nil, 0, fmt.Errorf("list runs: %w", err)
 		}
-		if !canSeeRun(p, run) { // the SQL's filter, once more in Go
-			continue
+		if !canSeeRun(p, run) {
+			// The SQL above is the filter; this is its check. Skipping the
+			// row would end the pages early without a word.
+			return nil, 0, workspace.Errorf(workspace.CodeInternal, "list runs: run %s passed the SQL filter but not canSeeRun", run.ID)
 		}
 		out = append(out, run)
 		seqs = append(seqs, seq)

@@ -237,3 +237,36 @@ func TestRunsScope(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsScopeEdges: a run that searched no collection, or whose
+// collections cannot be read, is seen only by callers of every collection.
+func TestRunsScopeEdges(t *testing.T) {
+	ctx := context.Background()
+	db := openRunsDB(t)
+	r := NewRecorder(db, false, nil)
+	defer r.Close()
+	none := workspace.Principal{ID: "tok", Grant: workspace.GrantRead, Collections: []string{}}
+	id := NewRunID()
+	r.Record(Run{ID: id, CreatedAt: time.Now(), Principal: "tok", RequestHash: "h", Collections: RunCollections(none, QueryRequest{})})
+	bad := NewRunID()
+	r.Record(Run{ID: bad, CreatedAt: time.Now(), Principal: "tok", RequestHash: "h", Collections: []string{"a"}})
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.Exec(`UPDATE runs SET collections = '[]' WHERE id = ?`, bad); err != nil {
+		t.Fatal(err)
+	}
+	narrowed := workspace.Principal{ID: "tok", Grant: workspace.GrantRead, Collections: []string{"a"}}
+	list, _, err := r.ListRuns(ctx, narrowed, 0, 10)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("a caller of a lists %d runs (%v), want none", len(list), err)
+	}
+	for _, x := range []string{id, bad} {
+		if _, err := r.GetRun(ctx, narrowed, x); workspace.ErrorCode(err) != workspace.CodeNotFound {
+			t.Errorf("a caller of a gets run %s: %v", x, err)
+		}
+		if _, err := r.GetRun(ctx, workspace.Principal{ID: "tok", Grant: workspace.GrantRead}, x); err != nil {
+			t.Errorf("a caller of every collection: %v", err)
+		}
+	}
+}
