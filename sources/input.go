@@ -131,13 +131,22 @@ func validateGlobs(field string, gs []string) error {
 // that were validated beforehand.
 type globSet []string
 
-func (gs globSet) match(rel string) bool {
-	for _, g := range gs {
+// newGlobSet is the globs gs, ready to match: "docs/" names the folder and
+// everything in it, as in a .gitignore (doublestar alone would match
+// nothing), so it becomes "docs/**".
+func newGlobSet(gs []string) globSet {
+	out := make(globSet, len(gs))
+	for i, g := range gs {
 		if strings.HasSuffix(g, "/") {
-			// "docs/" is the folder and everything in it, as in a
-			// .gitignore (doublestar alone would match nothing).
 			g += "**"
 		}
+		out[i] = g
+	}
+	return out
+}
+
+func (gs globSet) match(rel string) bool {
+	for _, g := range gs {
 		if doublestar.MatchUnvalidated(g, rel) {
 			return true
 		}

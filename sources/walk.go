@@ -103,8 +103,8 @@ func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) 
 		ctx:      ctx,
 		policy:   p,
 		root:     root,
-		include:  globSet(src.Include),
-		exclude:  globSet(src.Exclude),
+		include:  newGlobSet(src.Include),
+		exclude:  newGlobSet(src.Exclude),
 		visited:  map[string]bool{},
 		progress: progress,
 	}
