@@ -195,7 +195,7 @@ var facetValues = sync.OnceValue(func() map[string][]string {
 			vs, seen := m[f.Name]
 			switch {
 			case !seen:
-				m[f.Name] = f.Values
+				m[f.Name] = slices.Clone(f.Values)
 			case vs != nil && f.Values != nil:
 				for _, v := range f.Values {
 					if !slices.Contains(vs, v) {
