@@ -640,6 +640,11 @@ func (p *processor) text(res fileResult, data []byte) fileResult {
 		if !ok {
 			return res.skip(SkipUndecodable, "not valid UTF-16")
 		}
+		if bytes.IndexByte(text, 0) >= 0 {
+			// U+0000 is no text character: binary data that happens to
+			// start with the bytes of a mark.
+			return res.skip(SkipBinary, "")
+		}
 		data = text
 	}
 	data = bytes.TrimPrefix(data, utf8BOM)

@@ -895,6 +895,7 @@ func TestSyncUTF16(t *testing.T) {
 	e.write("w/be.txt", enc("wombatword\n", false))
 	e.write("w/odd.txt", enc("numbatword\n", true)+"x")
 	e.write("w/lone.txt", enc("x", true)+"\x00\xd8")
+	e.write("w/nul.bin", enc("a\x00b", true))
 	src := e.add(SourceInput{Path: "w"})
 	e.sync(src.ID)
 	for w, n := range map[string]int{"quokkaword": 1, "wombatword": 1, "numbatword": 0} {
@@ -902,7 +903,7 @@ func TestSyncUTF16(t *testing.T) {
 			t.Errorf("MATCH %s: %d, want %d", w, got, n)
 		}
 	}
-	if got := e.skips(src.ID); got["odd.txt"] != SkipUndecodable || got["lone.txt"] != SkipUndecodable {
+	if got := e.skips(src.ID); got["odd.txt"] != SkipUndecodable || got["lone.txt"] != SkipUndecodable || got["nul.bin"] != SkipBinary {
 		t.Errorf("skips %v", got)
 	}
 	var text string
