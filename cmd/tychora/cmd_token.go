@@ -26,8 +26,9 @@ func tokenCommand(e *env) *cli.Command {
 				Name:      "create",
 				Usage:     "create a token and print its secret once",
 				UsageText: "tychora token create --grant read|write|manage [--collection C]... [--name N] [--json]",
-				Description: "Creating a token under a name that exists rotates it: the same id, the new\n" +
-					"grant and collections, and a new secret (the old one stops working).",
+				Description: "Creating a token under a name one of the tokens you manage has rotates it:\n" +
+					"the same id, the new grant and collections, and a new secret (the old one\n" +
+					"stops working). A name only a token out of your reach has gives a new token.",
 				Flags: []cli.Flag{
 					// Required, but checked in Action: urfave's own check
 					// prints the help on stdout.
