@@ -301,7 +301,12 @@ func (s *scorer) score(c *candidate) float64 {
 			// The title's length counts the parts of its identifiers
 			// instead of the tokens they span: a long identifier is a long
 			// title, and os.ReadFile is three words, not four.
-			s.lens[f] += s.m.extraParts(c.title)
+			if !c.titlePartsSet {
+				// The same for every query: counted once per candidate
+				// (feedback scores the pool again).
+				c.titleParts, c.titlePartsSet = s.m.extraParts(c.title), true
+			}
+			s.lens[f] += c.titleParts
 		}
 	}
 	k1 := s.prof.k1

@@ -67,6 +67,9 @@ type candidate struct {
 	text         string
 	codeTerms    string
 	score        float64
+	// titleParts is extraParts(title), once titlePartsSet.
+	titleParts    int
+	titlePartsSet bool
 }
 
 // Search runs req for p: it normalizes and validates the request, checks
