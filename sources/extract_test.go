@@ -227,3 +227,20 @@ func checkUnits(text string, ex Extracted, verbatim bool) error {
 	}
 	return nil
 }
+
+func TestTextTitle(t *testing.T) {
+	for _, tt := range []struct{ text, want string }{
+		{"Title of a note\n\nThe body of the note.\n", "Title of a note"},
+		{"\n\n  Padded   title \n\nbody\n", "Padded title"},
+		{"A first line\nthat wraps on\n\nbody\n", ""},    // no blank line after it
+		{"Only a title\n", ""},                           // nothing follows
+		{"Only a title\n\n\n", ""},                       // only blank lines follow
+		{strings.Repeat("long ", 70) + "\n\nbody\n", ""}, // a paragraph, not a title
+		{"Dexamethasone decreases inflammation.\n\nAbstract text.\n", "Dexamethasone decreases inflammation."},
+	} {
+		b := newBuilder(tt.text)
+		if got := textTitle(b.lines); got != tt.want {
+			t.Errorf("textTitle(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

@@ -7,8 +7,13 @@ import (
 
 const (
 	textExtractorName    = "text"
-	textExtractorVersion = "1"
+	textExtractorVersion = "2"
 )
+
+// maxTextTitleBytes bounds the first line that titles a plain-text file.
+// Titles of papers and notes run long (SciFact's longest is 300 bytes);
+// a longer first paragraph is text, not a title.
+const maxTextTitleBytes = 320
 
 // textExtractor splits plain text (and, as kind "data", structured data and
 // configuration files) into blank-line separated paragraphs grouped into
@@ -34,6 +39,11 @@ func (x textExtractor) Extract(p string, text string) (Extracted, error) {
 	}
 	b := newBuilder(text)
 	title := fileTitle(p)
+	if kind == KindText {
+		if t := textTitle(b.lines); t != "" {
+			title = t
+		}
+	}
 	b.document(title)
 	b.units[0].Channel = channel
 	var score func(int) int // paragraphs
@@ -52,6 +62,30 @@ func (x textExtractor) Extract(p string, text string) (Extracted, error) {
 		Facets:   facets,
 		Units:    b.units,
 	}, nil
+}
+
+// textTitle is the title a plain-text file gives itself, as markdown's
+// "# Title" does: its first line when that line stands alone (a blank line
+// or nothing follows it), is at most maxTextTitleBytes long, and more text
+// follows; "" otherwise. The line stays in the text.
+func textTitle(lines []string) string {
+	i := 0
+	for i < len(lines) && isBlank(lines[i]) {
+		i++
+	}
+	if i+2 >= len(lines) || !isBlank(lines[i+1]) {
+		return ""
+	}
+	t := collapseSpace(strings.TrimSpace(strings.TrimPrefix(lines[i], bom)))
+	if t == "" || len(t) > maxTextTitleBytes {
+		return ""
+	}
+	for _, l := range lines[i+2:] {
+		if !isBlank(l) {
+			return t
+		}
+	}
+	return ""
 }
 
 // fileTitle returns the base name of a path, either slash; "" for none.
