@@ -83,6 +83,18 @@ type parsedQuery struct {
 	// seq is the question's scoring terms in order (indices into terms),
 	// stop words left out: adjacent entries form the proximity pairs.
 	seq []int
+	// names are the identifiers the question names, whose definitions
+	// rank first (rank_file.go).
+	names []qname
+}
+
+// qname is an identifier of the question as a definition would declare
+// it: its name as the index tokenizes it ("parseip", "parse_qs", "mutex"
+// of sync.Mutex) and the words that qualify it ("sync"; "net", "http" of
+// net/http.Server), folded.
+type qname struct {
+	name      string
+	qualifier []string
 }
 
 // Query-side weights of identifier terms, relative to a plain word (1):
@@ -140,6 +152,7 @@ func parseQuestion(q string) parsedQuery {
 			}
 			continue
 		}
+		prevWord := ""
 		for _, comp := range sources.Compounds(seg.text) {
 			var whole []string
 			buf = forEachToken(comp, buf, func(tok []byte, _, _ int) bool {
@@ -155,6 +168,13 @@ func parseQuestion(q string) parsedQuery {
 					parts = append(parts, string(tok))
 					return true
 				})
+			}
+			if len(parts) >= 2 || (declKeyword(prevWord) && !isStopword(whole[len(whole)-1])) {
+				pq.names = appendName(pq.names, whole)
+			}
+			prevWord = ""
+			if len(whole) == 1 {
+				prevWord = whole[0]
 			}
 			if len(parts) < 2 {
 				for _, w := range whole {
@@ -300,4 +320,28 @@ func ftsString(tokens ...string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// appendName adds the name an identifier's whole tokens declare (the last
+// one) and its qualifier (the others), once.
+func appendName(names []qname, whole []string) []qname {
+	n := qname{name: whole[len(whole)-1], qualifier: slices.Clone(whole[:len(whole)-1])}
+	for _, o := range names {
+		if o.name == n.name && slices.Equal(o.qualifier, n.qualifier) {
+			return names
+		}
+	}
+	return append(names, n)
+}
+
+// declKeyword reports whether a folded word of a question introduces a
+// declaration's name ("func ReadRequest", "class Parser", "def main"): the
+// word after it is a name even when it does not split into parts. Words
+// that prose uses as often ("type", "interface", "struct") are not.
+func declKeyword(w string) bool {
+	switch w {
+	case "func", "function", "fn", "fun", "def", "class", "defmodule", "typedef", "impl", "trait":
+		return true
+	}
+	return false
 }

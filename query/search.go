@@ -66,6 +66,7 @@ type candidate struct {
 	hash         string
 	text         string
 	codeTerms    string
+	role         string // the file's role (sources.Role*)
 	score        float64
 	// titleParts is extraParts(title), once titlePartsSet.
 	titleParts    int
@@ -196,6 +197,7 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if len(probes) == 1 && probes[0].match == countOf {
 		probes[0].exhaust = &exhausted
 	}
+	probes = append(nameProbes(q.pq.names), probes...)
 	seqs, err := e.runProbes(ctx, tx, q.prof, probes, sf, pool)
 	if err != nil {
 		return nil, 0, err
@@ -236,7 +238,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 			return err
 		}
 	}
-	slices.SortFunc(cands, byScore)
+	rerankFiles(q, rolesAsked(q.pq), cands)
 	return nil
 }
 

@@ -77,6 +77,25 @@ type probe struct {
 	// topUp marks a fill probe that runs only when the probes before it
 	// left the pool short of a page (fewer than poolSize/topUpShare).
 	topUp bool
+	// share, when set, caps the rows the probe adds to 1/share of the
+	// pool (at least minShareRows): a probe for definitions must not fill
+	// the pool with every title that holds a common name.
+	share int
+}
+
+// minShareRows is the least a share-capped probe may add.
+const minShareRows = 10
+
+// nameProbes finds the definitions of the names a question holds: units
+// whose title holds the name (rank_file.go ranks those that declare it
+// first). They run before every other probe, each capped to a share of
+// the pool.
+func nameProbes(names []qname) []probe {
+	var out []probe
+	for _, n := range names {
+		out = append(out, probe{match: "{title} : " + ftsString(n.name), maxRows: -1, share: 5})
+	}
+	return out
 }
 
 // topUpShare: a topUp probe runs when the pool holds fewer than
@@ -389,6 +408,7 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 	narrowed := sf.narrows()
 	seen := make(map[int64]bool, poolSize)
 	pool := make([]int64, 0, poolSize)
+	capLen := poolSize // the pool length the running probe may fill to
 	run := func(query, match string, limit int) (int, error) {
 		args := make([]any, 0, len(fargs)+2)
 		args = append(append(append(args, match), fargs...), limit)
@@ -404,7 +424,7 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 				return 0, fmt.Errorf("search: %w", err)
 			}
 			n++
-			if !seen[id] && len(pool) < poolSize {
+			if !seen[id] && len(pool) < capLen {
 				seen[id] = true
 				pool = append(pool, id)
 			}
@@ -418,6 +438,11 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 		room := poolSize - len(pool)
 		if room <= 0 {
 			break
+		}
+		capLen = poolSize
+		if p.share > 0 {
+			room = min(room, max(minShareRows, poolSize/p.share))
+			capLen = len(pool) + room
 		}
 		if p.topUp && len(pool)*topUpShare >= poolSize {
 			continue
@@ -448,7 +473,7 @@ func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probe
 		if rankedHook != nil {
 			rankedHook(p.match, from, where, fargs)
 		}
-		if _, err := run(ranked, p.match, poolSize); err != nil {
+		if _, err := run(ranked, p.match, capLen); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,304 @@
+package query
+
+import (
+	"cmp"
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// Ranking by what a unit is and where it lives (stage B, after BM25F).
+//
+// An agent asking where something is done wants the code that does it:
+// the definition of a name it asks about, in the implementation rather
+// than a test, an example or a fixture, in a file about the topic. BM25F
+// scores a unit alone; these priors, applied to the whole pool, bring in
+// what it cannot see:
+//
+//   - a unit's file role: tests, examples, fixtures, vendored, generated
+//     and minified files count less; a question that asks for a role
+//     ("tests for ParseIP", "example config") turns that around: the
+//     roles it names count fully and the others less;
+//   - definitions: a unit that declares a name the question holds
+//     (ParseIP, sync.Mutex, func ReadRequest) gains the pool's best score,
+//     more when the qualifier names its package;
+//   - file names: words of the question in the file's name or folder;
+//   - file coherence: a file with several matching units lifts its best
+//     one;
+//   - same-file saturation: each further unit of a file already ranked
+//     counts half as much, so one file does not fill a page.
+//
+// docs/search.md ("Files, roles and definitions") gives the reasons and
+// the measurements.
+
+// Role priors: how much a unit of each file role counts against the
+// implementation. A question that asks for a role (rolesAsked) takes its
+// prior off.
+var rolePriors = map[string]float64{
+	"test":      0.5,
+	"example":   0.5,
+	"testdata":  0.4,
+	"vendored":  0.5,
+	"generated": 0.5,
+	"minified":  0.3,
+}
+
+const (
+	// defBoost is what defining a name of the question adds, in units of
+	// the pool's best score; defOtherPackage scales it when the question
+	// qualifies the name with a package the unit's path does not hold.
+	defBoost        = 1.0
+	defOtherPackage = 0.25
+	// nameBoost is what the question's words in the file's name and
+	// folder add, at most (all of them), in units of the best score.
+	nameBoost = 0.3
+	// coherenceBoost is what the file with the most matching evidence
+	// adds to its best unit, in units of the best score; other files add
+	// in proportion to their evidence.
+	coherenceBoost = 0.2
+	// saturation scales each further unit of a file already ranked.
+	saturation = 0.5
+	// otherRoles scales the units of the roles a question does not ask
+	// for when it asks for some ("tests for ParseIP"): definitions then
+	// get no boost either, since the question wants what uses the name.
+	otherRoles = 0.7
+)
+
+// roleWords maps the words (folded, unstemmed) a question uses to ask for
+// a role to that role.
+var roleWords = map[string]string{
+	"test": "test", "tests": "test", "testing": "test", "unittest": "test", "spec": "test",
+	"specs": "test", "benchmark": "test", "benchmarks": "test",
+	"example": "example", "examples": "example", "sample": "example", "samples": "example", "demo": "example",
+	"testdata": "testdata", "fixture": "testdata", "fixtures": "testdata", "golden": "testdata",
+	"vendor": "vendored", "vendored": "vendored",
+	"generated": "generated", "minified": "minified",
+}
+
+// rolesAsked lists the roles a question asks for.
+func rolesAsked(pq *parsedQuery) map[string]bool {
+	asked := map[string]bool{}
+	for _, t := range pq.terms {
+		if r, ok := roleWords[t.token]; ok {
+			asked[r] = true
+		}
+	}
+	return asked
+}
+
+// rerankFiles applies the role priors, definition and file-name boosts,
+// file coherence and same-file saturation to the scored pool, and sorts
+// it best first.
+func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
+	if len(cands) == 0 {
+		return
+	}
+	best := 0.0
+	for _, c := range cands {
+		best = math.Max(best, c.score)
+	}
+	if best <= 0 {
+		slices.SortFunc(cands, byScore)
+		return
+	}
+	nameStems := q.nameStems()
+	type fileAgg struct {
+		sum  float64
+		best *candidate
+	}
+	files := map[string]*fileAgg{}
+	var nameCache = map[string]float64{}
+	for _, c := range cands {
+		s := c.score
+		role := c.role
+		if role == "" {
+			role = "source"
+		}
+		if len(asked) == 0 {
+			if d := definesName(q.pq.names, c); d > 0 {
+				s += d * defBoost * best
+			}
+		}
+		if len(nameStems) > 0 {
+			r, ok := nameCache[c.path]
+			if !ok {
+				r = fileNameShare(nameStems, c.path)
+				nameCache[c.path] = r
+			}
+			s += r * nameBoost * best
+		}
+		switch {
+		case len(asked) > 0 && !asked[role]:
+			s *= otherRoles
+		case len(asked) == 0:
+			if p, ok := rolePriors[role]; ok {
+				s *= p
+			}
+		}
+		c.score = s
+		k := c.sourceID + "\x00" + c.path
+		a := files[k]
+		if a == nil {
+			a = &fileAgg{}
+			files[k] = a
+		}
+		a.sum += s
+		if a.best == nil || byScore(c, a.best) < 0 {
+			a.best = c
+		}
+	}
+	maxSum := 0.0
+	for _, a := range files {
+		maxSum = math.Max(maxSum, a.sum)
+	}
+	if maxSum > 0 {
+		for _, a := range files {
+			a.best.score += coherenceBoost * best * a.sum / maxSum
+		}
+	}
+	slices.SortFunc(cands, byScore)
+	saturate(cands)
+}
+
+// saturate scales each unit by saturation for every unit of its file
+// ranked above it, and sorts again (stably: ties keep their order).
+func saturate(cands []*candidate) {
+	seen := map[string]int{}
+	for _, c := range cands {
+		k := c.sourceID + "\x00" + c.path
+		if n := seen[k]; n > 0 {
+			c.score *= math.Pow(saturation, float64(n))
+		}
+		seen[k]++
+	}
+	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.score, a.score) })
+}
+
+// nameStems are the stems of the question's scored words, with their
+// share of its weight × idf: what fileNameShare matches file names with.
+func (q *preparedQuery) nameStems() map[string]float64 {
+	out := map[string]float64{}
+	total := 0.0
+	for _, t := range q.terms {
+		if t.weight <= 0 || t.idf <= 0 {
+			continue
+		}
+		w := t.weight * t.idf
+		out[t.stem] += w
+		total += w
+	}
+	if total == 0 {
+		return nil
+	}
+	for k := range out {
+		out[k] /= total
+	}
+	return out
+}
+
+// fileNameShare is the share of the question's weight whose words are
+// parts of the file's name (without extension) or of the folder that
+// holds it: "mutex" for sync/mutex.go, "http" and "server" for
+// net/http/server.go.
+func fileNameShare(stems map[string]float64, p string) float64 {
+	dir, base := path.Split(p)
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	words := sources.SplitIdentifier(base)
+	if dir = strings.TrimSuffix(dir, "/"); dir != "" {
+		words = append(words, sources.SplitIdentifier(path.Base(dir))...)
+	}
+	var buf []byte
+	seen := map[string]bool{}
+	share := 0.0
+	for _, w := range words {
+		buf = append(buf[:0], w...)
+		st := string(porterStem(buf))
+		if !seen[st] {
+			seen[st] = true
+			share += stems[st]
+		}
+	}
+	return math.Min(share, 1)
+}
+
+// definesName reports how strongly the candidate defines a name of the
+// question: 1 when its title declares the name and, for a qualified name,
+// its path holds the qualifier's last word as a folder; defOtherPackage
+// when the qualifier is elsewhere; 0 when it declares none of them.
+func definesName(names []qname, c *candidate) float64 {
+	if len(names) == 0 || c.title == "" {
+		return 0
+	}
+	first, last := declaredNames(c.title)
+	if first == "" {
+		return 0
+	}
+	out := 0.0
+	for _, n := range names {
+		if n.name != first && n.name != last {
+			continue
+		}
+		if len(n.qualifier) == 0 || pathHasFolder(c.path, n.qualifier[len(n.qualifier)-1]) {
+			return 1
+		}
+		out = defOtherPackage
+	}
+	return out
+}
+
+// pathHasFolder reports whether a folder of p is named w (folded).
+func pathHasFolder(p, w string) bool {
+	dir, _ := path.Split(p)
+	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if strings.EqualFold(d, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// declaredNames gives the name a declaration title declares, folded: the
+// first word after the declaration keywords and modifiers ("func
+// ParseIP", "type Mutex struct", "pub fn new", "class HTTPServer") and the
+// last word, which is the name in C-like titles ("static int add"). A Go
+// method's receiver is skipped ("func (m *Mutex) Lock" declares Lock).
+func declaredNames(title string) (first, last string) {
+	t := strings.TrimSpace(title)
+	if rest, ok := strings.CutPrefix(t, "func ("); ok {
+		if i := strings.IndexByte(rest, ')'); i >= 0 {
+			t = "func " + rest[i+1:]
+		}
+	}
+	var buf []byte
+	forEachToken(t, buf, func(tok []byte, _, _ int) bool {
+		w := string(tok)
+		if first == "" && !declModifier(w) {
+			first = w
+		}
+		last = w
+		return true
+	})
+	if declModifier(last) {
+		last = first
+	}
+	return first, last
+}
+
+// declModifier reports whether a folded word is a keyword or modifier
+// that comes before a declared name in some language.
+func declModifier(w string) bool {
+	switch w {
+	case "func", "function", "fn", "fun", "def", "class", "struct", "type", "interface", "trait",
+		"enum", "impl", "module", "defmodule", "typedef", "record", "protocol", "object", "union",
+		"const", "var", "let", "val", "static", "pub", "public", "private", "protected", "internal",
+		"export", "default", "async", "abstract", "final", "sealed", "open", "override", "virtual",
+		"inline", "extern", "unsafe", "data", "package", "namespace", "async_fn", "crate", "mut":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,197 @@
+package query
+
+import (
+	"strings"
+	"testing"
+)
+
+// A small tree where the implementation of a name competes with the code
+// that uses it: tests and examples that mention it more often, another
+// package's definition of the same name, and a file that repeats it.
+var definitionTree = map[string]string{
+	"net/ip.go": `package net
+
+// ParseIP parses s as an IP address, returning the result.
+func ParseIP(s string) IP {
+	return parse(s)
+}
+
+func parse(s string) IP { return nil }
+`,
+	"net/ip_test.go": `package net
+
+var parseIPTests = []struct{ in string }{{"127.0.0.1"}, {"::1"}}
+
+func TestParseIP(t *testing.T) {
+	for _, tt := range parseIPTests {
+		if ParseIP(tt.in) == nil {
+			t.Errorf("ParseIP(%q) = nil", tt.in)
+		}
+		_ = ParseIP(tt.in)
+		_ = ParseIP(tt.in)
+	}
+}
+`,
+	"net/example_test.go": `package net_test
+
+func ExampleParseIP() {
+	fmt.Println(net.ParseIP("192.0.2.1"))
+	fmt.Println(net.ParseIP("2001:db8::68"))
+	fmt.Println(net.ParseIP("192.0.2"))
+}
+`,
+	"sync/mutex.go": `package sync
+
+// A Mutex is a mutual exclusion lock.
+type Mutex struct {
+	state int32
+	sema  uint32
+}
+
+// Lock locks m.
+func (m *Mutex) Lock() {}
+`,
+	"internal/fake/mutex.go": `package fake
+
+// Mutex is a fake lock used by the fake scheduler.
+type Mutex struct{ held bool }
+`,
+	"cmd/vet/testdata/copylock/copylock.go": `package copylock
+
+import "sync"
+
+func BadFunc() {
+	var x *sync.Mutex
+	p := x
+	var y sync.Mutex
+	p = &y
+	*p = *x
+	var t sync.Mutex
+	t = *x
+	_ = t
+	sync.Mutex{}.Lock()
+}
+`,
+	"bufio/scan.go": `package bufio
+
+// ReadRequest reads and parses an incoming request from b.
+func ReadRequest(b *Reader) (*Request, error) {
+	return readRequest(b)
+}
+`,
+	"bufio/other.go": `package bufio
+
+// readRequest is called by ReadRequest; a request read here calls
+// ReadRequest logic and ReadRequest helpers: ReadRequest ReadRequest.
+func helper() { ReadRequest(nil); ReadRequest(nil); ReadRequest(nil) }
+`,
+}
+
+func TestDefinitionsFirst(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", definitionTree)
+	for _, tt := range []struct{ question, want string }{
+		{"ParseIP", "net/ip.go"},
+		{"net.ParseIP", "net/ip.go"},
+		{"sync.Mutex", "sync/mutex.go"},
+		{"func ReadRequest", "bufio/scan.go"},
+		{"ReadRequest", "bufio/scan.go"},
+	} {
+		res := env.search(env.all, QueryRequest{Question: tt.question})
+		if len(res.Hits) == 0 || res.Hits[0].Path != tt.want {
+			t.Errorf("%q: first hits %v, want %s first", tt.question, firstPaths(res.Hits, 4), tt.want)
+		}
+	}
+}
+
+// A question that asks for tests or examples gets them as it would
+// without the role priors.
+func TestRolesAskedForKeepTheirRank(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", definitionTree)
+	res := env.search(env.all, QueryRequest{Question: "example ParseIP"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "net/example_test.go" {
+		t.Errorf("first hits %v, want net/example_test.go first", firstPaths(res.Hits, 4))
+	}
+}
+
+// One file's units do not fill a page: each further unit of a file counts
+// half, so the second file's best unit comes before the first file's
+// third.
+func TestSameFileSaturation(t *testing.T) {
+	env := newSearchEnv(t)
+	var big strings.Builder
+	big.WriteString("package big\n\n")
+	for i := range 6 {
+		big.WriteString("// retry backoff with jitter, retry backoff again.\nfunc retry" + string(rune('A'+i)) + "() {}\n\n")
+	}
+	env.folder("go", "default", map[string]string{
+		"big/big.go":     big.String(),
+		"small/small.go": "package small\n\n// retry with backoff.\nfunc Retry() {}\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "retry backoff jitter"})
+	got := paths(res.Hits)
+	at := -1
+	for i, p := range got {
+		if p == "small/small.go" {
+			at = i
+			break
+		}
+	}
+	if at < 0 || at > 2 {
+		t.Fatalf("hits %v: small/small.go at %d, want within the first three", got, at)
+	}
+	for i := 1; i < len(res.Hits); i++ {
+		if res.Hits[i].Score > res.Hits[i-1].Score {
+			t.Fatalf("scores not descending at %d: %v", i, res.Hits)
+		}
+	}
+}
+
+func TestDeclaredNames(t *testing.T) {
+	for _, tt := range []struct{ title, first, last string }{
+		{"func ParseIP", "parseip", "parseip"},
+		{"func (m *Mutex) Lock", "lock", "lock"},
+		{"type Mutex struct", "mutex", "mutex"},
+		{"pub fn new", "new", "new"},
+		{"class HTTPServer", "httpserver", "httpserver"},
+		{"def parse_qs", "parse_qs", "parse_qs"},
+		{"static int add", "int", "add"},
+		{"export default async function handler", "handler", "handler"},
+		{"comments", "comments", "comments"},
+		{"", "", ""},
+	} {
+		first, last := declaredNames(tt.title)
+		if first != tt.first || last != tt.last {
+			t.Errorf("declaredNames(%q) = %q, %q; want %q, %q", tt.title, first, last, tt.first, tt.last)
+		}
+	}
+}
+
+func TestQuestionNames(t *testing.T) {
+	for _, tt := range []struct {
+		question string
+		want     []string // name, or qualifier.name
+	}{
+		{"ParseIP", []string{"parseip"}},
+		{"how does net.ParseIP handle zones", []string{"net.parseip"}},
+		{"func ReadRequest", []string{"readrequest"}},
+		{"def main", []string{"main"}},
+		{"parse_qs in urllib", []string{"parse_qs"}},
+		{"reader writer lock", nil},
+		{"class for the parser", nil}, // a stop word after the keyword
+	} {
+		pq := parseQuestion(tt.question)
+		var got []string
+		for _, n := range pq.names {
+			got = append(got, strings.Join(append(n.qualifier, n.name), "."))
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%q: names %v, want %v", tt.question, got, tt.want)
+		}
+	}
+}
+
+func firstPaths(hits []Hit, n int) []string {
+	return paths(hits[:min(n, len(hits))])
+}
