@@ -22,6 +22,11 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
+	// Exhaustive, for evaluation only, makes stage A return every unit
+	// that matches any clause of the question, so that stage B ranks them
+	// all: the ranking the pool is measured against (bench/eval -agree).
+	// Far too slow for serving.
+	Exhaustive bool
 
 	stats statsCache
 	stmts stmtCache
@@ -198,6 +203,9 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 		probes[0].exhaust = &exhausted
 	}
 	probes = append(nameProbes(q.pq.names), probes...)
+	if e.Exhaustive {
+		probes, pool = exhaustiveProbes(q), maxExhaustivePool
+	}
 	seqs, err := e.runProbes(ctx, tx, q.prof, probes, sf, pool)
 	if err != nil {
 		return nil, 0, err

@@ -83,6 +83,25 @@ type probe struct {
 	share int
 }
 
+// maxExhaustivePool bounds an exhaustive search's pool (Engine.Exhaustive).
+const maxExhaustivePool = 1 << 22
+
+// exhaustiveProbes is the one probe of an exhaustive search: every clause
+// and every name's title, OR-ed, run unranked to its end.
+func exhaustiveProbes(q *preparedQuery) []probe {
+	var parts []string
+	for _, c := range q.clauses {
+		parts = append(parts, c.match)
+		if c.def != "" {
+			parts = append(parts, "("+c.def+")")
+		}
+	}
+	for _, p := range nameProbes(q.pq.names) {
+		parts = append(parts, "("+p.match+")")
+	}
+	return []probe{{match: strings.Join(parts, " OR "), fill: true, maxRows: -1}}
+}
+
 // minShareRows is the least a share-capped probe may add.
 const minShareRows = 10
 
