@@ -38,11 +38,18 @@ import (
 // reads the index and does not shape it. A build goes to a temporary
 // directory first and is renamed into place when it is complete, so an
 // interrupted build is never reused. The same directory holds the whole-
-// file FTS5 table of the baselines (code_baseline.go).
+// file FTS5 table of the baselines (code_baseline.go). Each run stamps the
+// directory it uses; after a build, only the codeKeep most recently used
+// directories are kept (about 0.5 GB each), so that a series of edits to
+// sources/ does not fill the disk.
 
 // codeKeyFiles lists the repository files whose bytes make the index key:
 // paths relative to the repository root, "dir/" for every non-test .go
 // or .sql file directly in dir.
+// codeKeep is how many cached indexes a build leaves under the cache
+// directory, the new one included.
+const codeKeep = 4
+
 var codeKeyFiles = []string{"sources/", "workspace/migrations/", "workspace/db.go", "go.sum", "bench/eval/code_index.go", "bench/eval/code_baseline.go"}
 
 // goEnv is the toolchain's GOROOT and GOVERSION.
@@ -137,6 +144,14 @@ func openCodeIndex(ctx context.Context, base, key, srcRoot string, reindex bool,
 		}
 		ix.built = true
 	}
+	if err := os.WriteFile(filepath.Join(dir, "used"), nil, 0o644); err != nil {
+		return nil, err
+	}
+	if ix.built {
+		if err := pruneCodeIndexes(base, codeKeep); err != nil {
+			logf("pruning %s: %v", base, err)
+		}
+	}
 	db, err := workspace.OpenDB(ctx, filepath.Join(dir, "workspace", "index.db"))
 	if err != nil {
 		return nil, err
@@ -203,4 +218,45 @@ func buildCodeIndex(ctx context.Context, base, dir, srcRoot string) (time.Durati
 		return 0, errors.Join(err, os.RemoveAll(tmp))
 	}
 	return took, nil
+}
+
+// pruneCodeIndexes removes all but the keep most recently used complete
+// indexes under base, and builds left over from a run that died more than
+// a day ago.
+func pruneCodeIndexes(base string, keep int) error {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	type cached struct {
+		dir  string
+		used time.Time
+	}
+	var dirs []cached
+	var errs []error
+	for _, e := range ents {
+		dir := filepath.Join(base, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if strings.HasPrefix(e.Name(), ".build-") {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+				errs = append(errs, os.RemoveAll(dir))
+			}
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {
+			continue // not ours
+		}
+		c := cached{dir: dir}
+		if fi, err := os.Stat(filepath.Join(dir, "used")); err == nil {
+			c.used = fi.ModTime()
+		}
+		dirs = append(dirs, c)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].used.After(dirs[j].used) })
+	for i := keep; i < len(dirs); i++ {
+		errs = append(errs, os.RemoveAll(dirs[i].dir))
+	}
+	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
@@ -234,5 +235,28 @@ func TestCodeIndex(t *testing.T) {
 			t.Errorf("file %s twice in %q", f, files)
 		}
 		seen[f] = true
+	}
+}
+
+func TestPruneCodeIndexes(t *testing.T) {
+	base := t.TempDir()
+	for i, name := range []string{"a", "b", "c", "d"} {
+		writeTree(t, base, map[string]string{name + "/complete": "x", name + "/used": ""})
+		when := time.Now().Add(time.Duration(i-10) * time.Hour)
+		if err := os.Chtimes(filepath.Join(base, name, "used"), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTree(t, base, map[string]string{"unrelated/file": "x", ".build-1/x": "x"})
+	if err := pruneCodeIndexes(base, 2); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{".build-1", "c", "d", "unrelated"}; !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
 	}
 }
