@@ -1,5 +1,6 @@
 // Command eval measures search quality and latency on the BEIR test
-// collections in shared/eval (SciFact for development, ArguAna held out).
+// collections in shared/eval (SciFact for development, ArguAna held out),
+// and on code questions over Go's source tree (-set code, code.go).
 //
 // Each collection goes through the normal ingest pipeline: one markdown
 // file per document ("# title\n\ntext", named <id>.md) is written to a
@@ -18,6 +19,7 @@
 //	go run ./bench/eval -set scifact -profile balanced
 //	go run ./bench/eval -data /path/to/shared/eval -keep /tmp/evalidx
 //	go run ./bench/eval -set scifact -budgets 1000,4000   # the default budgets
+//	go run ./bench/eval -set code -v         # code questions, index cached
 package main
 
 import (
@@ -48,16 +50,20 @@ import (
 )
 
 func main() {
-	set := flag.String("set", "all", "scifact, arguana or all")
+	set := flag.String("set", "all", "scifact, arguana, all (both) or code")
 	profile := flag.String("profile", "", "ranking profile (default: the engine's default)")
 	data := flag.String("data", "", "directory holding scifact/ and arguana/ (default: shared/eval beside the repository)")
 	keep := flag.String("keep", "", "keep the indexes in this directory and reuse them on the next run")
-	depth := flag.Int("limit", 100, "hits per search call (the eval pages until 100 documents)")
-	l10 := flag.Bool("latency10", true, "also time every query with the default limit of 10")
+	depth := flag.Int("limit", 0, "hits per search call (default 100; the eval pages until 100 documents, or 10 files for code)")
+	l10 := flag.Bool("latency10", true, "also time every query with the default limit of 10 (code: and score it)")
 	baseline := flag.Bool("baseline", false, "also run the plain FTS5 baseline (OR of every quoted word, bm25()) on the same index; slow on long questions")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
 	budgetList := flag.String("budgets", "1000,4000", "SciFact only: token budgets of the agent@1 answers checked for the first relevant document (\"\" to skip)")
 	budgetReps := flag.Int("budgetreps", 5, "answers fitted per SciFact query and budget, each with a new run id (its length moves the room for hits)")
+	questions := flag.String("questions", "", "code: the question file (default: code/go-dev.tsv of the data directory)")
+	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
+	reindex := flag.Bool("reindex", false, "code: build the index again even when the cached one is current")
+	verbose := flag.Bool("v", false, "code: print each question's ranks, acceptable files and tychora's top 3")
 	flag.Parse()
 	log.SetFlags(0)
 	if *budgetReps < 1 {
@@ -91,11 +97,27 @@ func main() {
 		sets = []string{"scifact", "arguana"}
 	case "scifact", "arguana":
 		sets = []string{*set}
+	case "code":
 	default:
-		log.Fatalf("-set %q: use scifact, arguana or all", *set)
+		log.Fatalf("-set %q: use scifact, arguana, all or code", *set)
 	}
 	ctx := context.Background()
 	fmt.Printf("date %s  go %s  GOMAXPROCS %d  data %s\n", time.Now().UTC().Format(time.RFC3339), runtime.Version(), runtime.GOMAXPROCS(0), dir)
+	if *set == "code" {
+		limit := *depth
+		if limit == 0 {
+			limit = 100
+		}
+		cfg := codeConfig{dataDir: dir, questions: *questions, index: *indexDir, reindex: *reindex, profile: *profile, limit: limit, limit10: *l10, verbose: *verbose}
+		if err := runCode(ctx, cfg); err != nil {
+			pprof.StopCPUProfile()
+			log.Fatalf("code: %v", err)
+		}
+		return
+	}
+	if *depth == 0 {
+		*depth = 100
+	}
 	for _, name := range sets {
 		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline, budgets, *budgetReps); err != nil {
 			pprof.StopCPUProfile()
@@ -105,8 +127,7 @@ func main() {
 }
 
 // dataDir finds shared/eval: the flag, $TYCHORA_EVAL_DATA, or shared/eval
-// beside the repository root (the directory with this module's go.mod,
-// searched upwards from the working directory).
+// beside the repository root (repoRoot).
 func dataDir(flagValue string) (string, error) {
 	if flagValue != "" {
 		return flagValue, nil
@@ -114,21 +135,31 @@ func dataDir(flagValue string) (string, error) {
 	if env := os.Getenv("TYCHORA_EVAL_DATA"); env != "" {
 		return env, nil
 	}
+	d, err := repoRoot()
+	if err != nil {
+		return "", fmt.Errorf("%w: pass -data", err)
+	}
+	for _, cand := range []string{filepath.Join(d, "..", "shared", "eval"), filepath.Join(d, "shared", "eval")} {
+		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
+			return filepath.Clean(cand), nil
+		}
+	}
+	return "", fmt.Errorf("no shared/eval beside the repository at %s: pass -data", d)
+}
+
+// repoRoot is the directory with this module's go.mod, searched upwards
+// from the working directory.
+func repoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/tychora/tychora") {
-			for _, cand := range []string{filepath.Join(d, "..", "shared", "eval"), filepath.Join(d, "shared", "eval")} {
-				if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-					return filepath.Clean(cand), nil
-				}
-			}
-			return "", fmt.Errorf("no shared/eval beside the repository at %s: pass -data", d)
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", errors.New("not inside the tychora repository: pass -data")
+			return "", errors.New("not inside the tychora repository")
 		}
 	}
 }
