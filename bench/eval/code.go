@@ -135,6 +135,7 @@ type codeConfig struct {
 	limit     int
 	limit10   bool // also rank with the default limit of 10
 	verbose   bool
+	agree     bool // also rank every matching unit and compare (agree.go)
 }
 
 func runCode(ctx context.Context, cfg codeConfig) error {
@@ -227,6 +228,25 @@ func runCode(ctx context.Context, cfg codeConfig) error {
 		runs[i].prior = paths(withPrior(q.text, plain))
 	}
 
+	var agree agreement
+	var rx []int
+	if cfg.agree {
+		full := exhaustiveOf(ix.engine)
+		for _, q := range qs {
+			req := query.QueryRequest{Question: q.text, Profile: cfg.profile}
+			a, b, err := firstPages(ctx, ix.engine, full, p, req)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
+			}
+			agree.add(a, b)
+			req.Limit = cfg.limit
+			files, _, err := tychoraFiles(ctx, full, p, req)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
+			}
+			rx = append(rx, fileRank(files, q.want))
+		}
+	}
 	var rp, rq []int
 	for i, q := range qs {
 		rp = append(rp, fileRank(runs[i].plain, q.want))
@@ -239,6 +259,9 @@ func runCode(ctx context.Context, cfg codeConfig) error {
 	for j, limit := range limits {
 		fmt.Printf("  %-46s %s\n", fmt.Sprintf("tychora, limit %d, paged", limit), scoreRanks(tych[j].ranks))
 	}
+	if cfg.agree {
+		fmt.Printf("  %-46s %s\n", "tychora, every matching unit ranked", scoreRanks(rx))
+	}
 	fmt.Printf("  %-46s %s\n", "plain FTS5, whole files (OR, bm25)", scoreRanks(rp))
 	fmt.Printf("  %-46s %s\n", "plain FTS5 + path prior", scoreRanks(rq))
 	for j, limit := range limits {
@@ -246,6 +269,9 @@ func runCode(ctx context.Context, cfg codeConfig) error {
 		fmt.Printf("  latency tychora limit %-3d every call  %s   (%d calls)\n", limit, latencies(tych[j].all), len(tych[j].all))
 	}
 	fmt.Printf("  latency plain FTS5, every file ranked  %s\n", latencies(latPlain))
+	if cfg.agree {
+		fmt.Printf("  rank safety, limit 10 against every match ranked: %s\n", agree)
+	}
 	return nil
 }
 

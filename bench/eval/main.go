@@ -63,6 +63,7 @@ func main() {
 	questions := flag.String("questions", "", "code: the question file (default: code/go-dev.tsv of the data directory)")
 	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
 	reindex := flag.Bool("reindex", false, "code: build the index again even when the cached one is current")
+	agree := flag.Bool("agree", false, "also rank every matching unit (no pool) and report how often the pooled first page is the same")
 	verbose := flag.Bool("v", false, "code: print each question's ranks, acceptable files and tychora's top 3")
 	flag.Parse()
 	log.SetFlags(0)
@@ -108,7 +109,7 @@ func main() {
 		if limit == 0 {
 			limit = 100
 		}
-		cfg := codeConfig{dataDir: dir, questions: *questions, index: *indexDir, reindex: *reindex, profile: *profile, limit: limit, limit10: *l10, verbose: *verbose}
+		cfg := codeConfig{dataDir: dir, questions: *questions, index: *indexDir, reindex: *reindex, profile: *profile, limit: limit, limit10: *l10, verbose: *verbose, agree: *agree}
 		if err := runCode(ctx, cfg); err != nil {
 			pprof.StopCPUProfile()
 			log.Fatalf("code: %v", err)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// Rank safety: the pooled search against an exhaustive ranking.
+//
+// Stage A picks a bounded pool and stage B ranks only that pool. The
+// exhaustive engine (query.Engine.Exhaustive) hands stage B every unit that
+// matches any clause, so the same final ranking sees everything; where the
+// two first pages differ, the pool lost a unit the ranking wanted.
+
+// agreement counts how often the pooled first page equals the exhaustive
+// one: the same first hit, and the same set of units on the page.
+type agreement struct {
+	questions, first, top int
+}
+
+func (a *agreement) add(pooled, full []query.Hit) {
+	a.questions++
+	if len(pooled) > 0 && len(full) > 0 && pooled[0].EvidenceID == full[0].EvidenceID || len(pooled) == 0 && len(full) == 0 {
+		a.first++
+	}
+	ids := func(hs []query.Hit) []string {
+		out := make([]string, len(hs))
+		for i, h := range hs {
+			out[i] = h.EvidenceID
+		}
+		slices.Sort(out)
+		return out
+	}
+	if slices.Equal(ids(pooled), ids(full)) {
+		a.top++
+	}
+}
+
+func (a agreement) String() string {
+	if a.questions == 0 {
+		return "no questions"
+	}
+	return fmt.Sprintf("first hit %d/%d (%.1f%%), top-10 set %d/%d (%.1f%%)",
+		a.first, a.questions, 100*float64(a.first)/float64(a.questions),
+		a.top, a.questions, 100*float64(a.top)/float64(a.questions))
+}
+
+// exhaustiveOf is an engine over the same index that ranks every match.
+func exhaustiveOf(e *query.Engine) *query.Engine {
+	return &query.Engine{DB: e.DB, Cursors: e.Cursors, Collections: e.Collections, Exhaustive: true}
+}
+
+// firstPages runs req's first page (limit 10) on both engines.
+func firstPages(ctx context.Context, pooled, full *query.Engine, p workspace.Principal, req query.QueryRequest) ([]query.Hit, []query.Hit, error) {
+	req.Limit = query.DefaultLimit
+	a, err := pooled.Search(ctx, p, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := full.Search(ctx, p, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Hits, b.Hits, nil
+}
