@@ -67,3 +67,27 @@ func firstPages(ctx context.Context, pooled, full *query.Engine, p workspace.Pri
 	}
 	return a.Hits, b.Hits, nil
 }
+
+// measureAgreement ranks each question's first page with and without the
+// pool, and pages the exhaustive ranking to 10 files for its file ranks.
+func measureAgreement(ctx context.Context, e *query.Engine, qs []codeQuestion, profile string, limit int) (agreement, []int, error) {
+	var agree agreement
+	var ranks []int
+	full := exhaustiveOf(e)
+	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
+	for _, q := range qs {
+		req := query.QueryRequest{Question: q.text, Profile: profile}
+		a, b, err := firstPages(ctx, e, full, p, req)
+		if err != nil {
+			return agree, nil, fmt.Errorf("%d: %w", q.line, err)
+		}
+		agree.add(a, b)
+		req.Limit = limit
+		files, _, err := tychoraFiles(ctx, full, p, req)
+		if err != nil {
+			return agree, nil, fmt.Errorf("%d: %w", q.line, err)
+		}
+		ranks = append(ranks, fileRank(files, q.want))
+	}
+	return agree, ranks, nil
+}

@@ -120,12 +120,6 @@ func (s fileScores) String() string {
 	return fmt.Sprintf("%5d/%d   %5d/%d   %.3f", s.at1, s.n, s.at5, s.n, s.mrr)
 }
 
-// codeRun is what one question gave each system.
-type codeRun struct {
-	tychora      []string // distinct files, first appearance
-	plain, prior []string // the baselines' whole rankings
-}
-
 type codeConfig struct {
 	dataDir   string
 	questions string
@@ -190,89 +184,89 @@ func runCode(ctx context.Context, cfg codeConfig) error {
 	fmt.Printf("\ncode  %s  profile=%s  limit=%d  %s: %d files, %d units\n", filepath.Base(qfile), prof, cfg.limit, srcRoot, ix.files, ix.units)
 	fmt.Printf("  index %s (%s)\n", ix.dir, how)
 
-	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
 	limits := []int{cfg.limit}
 	if cfg.limit10 && cfg.limit != query.DefaultLimit {
 		limits = append(limits, query.DefaultLimit)
 	}
-	// Warm the page cache and the statement cache once, as a running
-	// owner would be, so that the latencies are those of a warm index.
-	for _, q := range qs {
-		if _, err := ix.engine.Search(ctx, p, query.QueryRequest{Question: q.text, Profile: cfg.profile, Limit: cfg.limit}); err != nil {
-			return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
-		}
+	m, err := measureCode(ctx, ix.engine, fdb, qs, cfg.profile, limits)
+	if err != nil {
+		return fmt.Errorf("%s:%w", qfile, err)
 	}
-	runs := make([]codeRun, len(qs))
-	tych := make([]tychoraRun, len(limits))
-	var latPlain []time.Duration
-	for i, q := range qs {
-		for j, limit := range limits {
-			files, lat, err := tychoraFiles(ctx, ix.engine, p, query.QueryRequest{Question: q.text, Profile: cfg.profile, Limit: limit})
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
-			}
-			if j == 0 {
-				runs[i].tychora = files
-			}
-			tych[j].ranks = append(tych[j].ranks, fileRank(files, q.want))
-			tych[j].first = append(tych[j].first, lat[0])
-			tych[j].all = append(tych[j].all, lat...)
-		}
-		t0 := time.Now()
-		plain, err := plainFiles(ctx, fdb, q.text)
-		latPlain = append(latPlain, time.Since(t0))
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
-		}
-		runs[i].plain = paths(plain)
-		runs[i].prior = paths(withPrior(q.text, plain))
-	}
-
 	var agree agreement
 	var rx []int
 	if cfg.agree {
-		full := exhaustiveOf(ix.engine)
-		for _, q := range qs {
-			req := query.QueryRequest{Question: q.text, Profile: cfg.profile}
-			a, b, err := firstPages(ctx, ix.engine, full, p, req)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
-			}
-			agree.add(a, b)
-			req.Limit = cfg.limit
-			files, _, err := tychoraFiles(ctx, full, p, req)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", qfile, q.line, err)
-			}
-			rx = append(rx, fileRank(files, q.want))
+		if agree, rx, err = measureAgreement(ctx, ix.engine, qs, cfg.profile, cfg.limit); err != nil {
+			return fmt.Errorf("%s:%w", qfile, err)
 		}
 	}
-	var rp, rq []int
-	for i, q := range qs {
-		rp = append(rp, fileRank(runs[i].plain, q.want))
-		rq = append(rq, fileRank(runs[i].prior, q.want))
-	}
 	if cfg.verbose {
-		printCodeRanks(qs, runs, tych[0].ranks, rp, rq)
+		printCodeRanks(qs, m)
 	}
 	fmt.Printf("  %-46s %9s   %9s   %s\n", "file level", "success@1", "success@5", "MRR@10")
 	for j, limit := range limits {
-		fmt.Printf("  %-46s %s\n", fmt.Sprintf("tychora, limit %d, paged", limit), scoreRanks(tych[j].ranks))
+		fmt.Printf("  %-46s %s\n", fmt.Sprintf("tychora, limit %d, paged", limit), scoreRanks(m.tychora[j].ranks))
 	}
 	if cfg.agree {
 		fmt.Printf("  %-46s %s\n", "tychora, every matching unit ranked", scoreRanks(rx))
 	}
-	fmt.Printf("  %-46s %s\n", "plain FTS5, whole files (OR, bm25)", scoreRanks(rp))
-	fmt.Printf("  %-46s %s\n", "plain FTS5 + path prior", scoreRanks(rq))
+	fmt.Printf("  %-46s %s\n", "plain FTS5, whole files (OR, bm25)", scoreRanks(m.plain))
+	fmt.Printf("  %-46s %s\n", "plain FTS5 + path prior", scoreRanks(m.prior))
 	for j, limit := range limits {
-		fmt.Printf("  latency tychora limit %-3d first page  %s\n", limit, latencies(tych[j].first))
-		fmt.Printf("  latency tychora limit %-3d every call  %s   (%d calls)\n", limit, latencies(tych[j].all), len(tych[j].all))
+		fmt.Printf("  latency tychora limit %-3d first page  %s\n", limit, latencies(m.tychora[j].first))
+		fmt.Printf("  latency tychora limit %-3d every call  %s   (%d calls)\n", limit, latencies(m.tychora[j].all), len(m.tychora[j].all))
 	}
-	fmt.Printf("  latency plain FTS5, every file ranked  %s\n", latencies(latPlain))
+	fmt.Printf("  latency plain FTS5, every file ranked  %s\n", latencies(m.latPlain))
 	if cfg.agree {
 		fmt.Printf("  rank safety, limit 10 against every match ranked: %s\n", agree)
 	}
 	return nil
+}
+
+// codeMeasures are one run's ranks and latencies over the questions.
+type codeMeasures struct {
+	tychora  []tychoraRun // per limit, in the order asked
+	top3     [][]string   // per question: the first limit's top 3 files
+	plain    []int        // per question
+	prior    []int
+	latPlain []time.Duration
+}
+
+// measureCode ranks every question with tychora at each limit and with
+// both baselines.
+func measureCode(ctx context.Context, e *query.Engine, fdb *sql.DB, qs []codeQuestion, profile string, limits []int) (codeMeasures, error) {
+	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
+	// Warm the page cache and the statement cache once, as a running
+	// owner would be, so that the latencies are those of a warm index.
+	for _, q := range qs {
+		if _, err := e.Search(ctx, p, query.QueryRequest{Question: q.text, Profile: profile, Limit: limits[0]}); err != nil {
+			return codeMeasures{}, fmt.Errorf("%d: %w", q.line, err)
+		}
+	}
+	m := codeMeasures{tychora: make([]tychoraRun, len(limits))}
+	for _, q := range qs {
+		for j, limit := range limits {
+			files, lat, err := tychoraFiles(ctx, e, p, query.QueryRequest{Question: q.text, Profile: profile, Limit: limit})
+			if err != nil {
+				return codeMeasures{}, fmt.Errorf("%d: %w", q.line, err)
+			}
+			if j == 0 {
+				m.top3 = append(m.top3, files[:min(3, len(files))])
+			}
+			t := &m.tychora[j]
+			t.ranks = append(t.ranks, fileRank(files, q.want))
+			t.first = append(t.first, lat[0])
+			t.all = append(t.all, lat...)
+		}
+		t0 := time.Now()
+		plain, err := plainFiles(ctx, fdb, q.text)
+		m.latPlain = append(m.latPlain, time.Since(t0))
+		if err != nil {
+			return codeMeasures{}, fmt.Errorf("%d: %w", q.line, err)
+		}
+		m.plain = append(m.plain, fileRank(paths(plain), q.want))
+		m.prior = append(m.prior, fileRank(paths(withPrior(q.text, plain)), q.want))
+	}
+	return m, nil
 }
 
 // tychoraRun is one limit's ranks and latencies over the questions.
@@ -316,10 +310,10 @@ func paths(fs []scoredFile) []string {
 	return out
 }
 
-// printCodeRanks prints each question's ranks (tychora, plain, prior; "-"
-// when not ranked: beyond the 10 files paged, or not matched), the
-// acceptable files and tychora's top 3.
-func printCodeRanks(qs []codeQuestion, runs []codeRun, rt, rp, rq []int) {
+// printCodeRanks prints each question's ranks (tychora at the first
+// limit, plain, prior; "-" when not ranked: beyond the 10 files paged, or
+// not matched), the acceptable files and tychora's top 3.
+func printCodeRanks(qs []codeQuestion, m codeMeasures) {
 	rank := func(r int) string {
 		if r == 0 {
 			return "-"
@@ -328,15 +322,14 @@ func printCodeRanks(qs []codeQuestion, runs []codeRun, rt, rp, rq []int) {
 	}
 	fmt.Printf("  %4s %5s %5s  question\n", "tych", "plain", "prior")
 	for i, q := range qs {
-		fmt.Printf("  %4s %5s %5s  %s\n", rank(rt[i]), rank(rp[i]), rank(rq[i]), q.text)
+		fmt.Printf("  %4s %5s %5s  %s\n", rank(m.tychora[0].ranks[i]), rank(m.plain[i]), rank(m.prior[i]), q.text)
 		var want []string
 		for f := range q.want {
 			want = append(want, f)
 		}
 		slices.Sort(want)
 		fmt.Printf("                    want:    %s\n", strings.Join(want, ", "))
-		top := runs[i].tychora[:min(3, len(runs[i].tychora))]
-		fmt.Printf("                    tychora: %s\n", strings.Join(top, ", "))
+		fmt.Printf("                    tychora: %s\n", strings.Join(m.top3[i], ", "))
 	}
 	fmt.Println()
 }
