@@ -309,6 +309,7 @@ func (s *scorer) score(c *candidate) float64 {
 			s.lens[f] += c.titleParts
 		}
 	}
+	s.keepFileTF(c)
 	k1 := s.prof.k1
 	var norms [numFields]float64
 	for f := 0; f < numFields; f++ {
@@ -426,4 +427,21 @@ func countPhrase(hs []hit, ph []int32) int {
 		}
 	}
 	return n
+}
+
+// keepFileTF keeps the candidate's weighted term frequencies for its
+// file's evidence: title, body and identifier parts summed over the
+// file's units; the path, the same in every unit, apart.
+func (s *scorer) keepFileTF(c *candidate) {
+	nt := len(s.terms)
+	if cap(c.fileTF) < nt {
+		c.fileTF, c.pathTF = make([]float64, nt), make([]float64, nt)
+	}
+	c.fileTF, c.pathTF = c.fileTF[:nt], c.pathTF[:nt]
+	w := &s.prof.fields
+	for t := 0; t < nt; t++ {
+		tf := s.tf[t*numFields : (t+1)*numFields]
+		c.fileTF[t] = w[fieldTitle].weight*tf[fieldTitle] + w[fieldBody].weight*tf[fieldBody] + w[fieldCode].weight*tf[fieldCode]
+		c.pathTF[t] = w[fieldPath].weight * tf[fieldPath]
+	}
 }

@@ -2,6 +2,10 @@ package query
 
 import (
 	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -55,10 +59,9 @@ const (
 	// nameBoost is what the question's words in the file's name and
 	// folder add, at most (all of them), in units of the best score.
 	nameBoost = 0.3
-	// coherenceBoost is what the file with the most matching evidence
-	// adds to its best unit, in units of the best score; other files add
-	// in proportion to their evidence.
-	coherenceBoost = 0.2
+	// fileWeight is how much a unit's file evidence (fileScore) adds to
+	// its own score.
+	fileWeight = 0.5
 	// saturation scales each further unit of a file already ranked.
 	saturation = 0.5
 	// otherRoles scales the units of the roles a question does not ask
@@ -106,13 +109,28 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 	}
 	nameStems := q.nameStems()
 	type fileAgg struct {
-		sum  float64
-		best *candidate
+		tf, pathTF []float64
+		bytes      int64
+		score      float64
 	}
 	files := map[string]*fileAgg{}
-	var nameCache = map[string]float64{}
 	for _, c := range cands {
-		s := c.score
+		k := c.sourceID + "\x00" + c.path
+		a := files[k]
+		if a == nil {
+			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes}
+			files[k] = a
+		}
+		for t, x := range c.fileTF {
+			a.tf[t] += x
+		}
+	}
+	for _, a := range files {
+		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
+	}
+	nameCache := map[string]float64{}
+	for _, c := range cands {
+		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
 		role := c.role
 		if role == "" {
 			role = "source"
@@ -139,25 +157,6 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 			}
 		}
 		c.score = s
-		k := c.sourceID + "\x00" + c.path
-		a := files[k]
-		if a == nil {
-			a = &fileAgg{}
-			files[k] = a
-		}
-		a.sum += s
-		if a.best == nil || byScore(c, a.best) < 0 {
-			a.best = c
-		}
-	}
-	maxSum := 0.0
-	for _, a := range files {
-		maxSum = math.Max(maxSum, a.sum)
-	}
-	if maxSum > 0 {
-		for _, a := range files {
-			a.best.score += coherenceBoost * best * a.sum / maxSum
-		}
 	}
 	slices.SortFunc(cands, byScore)
 	saturate(cands)
@@ -302,3 +301,90 @@ func declModifier(w string) bool {
 	}
 	return false
 }
+
+// completeFiles turns on fileUnits.
+const completeFiles = false
+
+// maxCompletedFiles bounds how many of the pool's files fileUnits
+// completes: the first ones the probes found.
+const maxCompletedFiles = 100
+
+// fileUnits lists the units that match the question in the files of the
+// pool and are not in it yet. With them, the whole-file evidence of every
+// file in the pool is what an exhaustive search would compute: the pool
+// decides which files are ranked, never how much of a file counts.
+func (e *Engine) fileUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) ([]int64, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	in := make(map[int64]bool, len(cands))
+	seen := map[[2]string]bool{}
+	var files [][2]string
+	for _, c := range cands {
+		in[c.seq] = true
+		k := [2]string{c.sourceID, c.path}
+		if !seen[k] && len(files) < maxCompletedFiles {
+			seen[k] = true
+			files = append(files, k)
+		}
+	}
+	var parts []string
+	for _, c := range q.clauses {
+		if !deadClause(c) {
+			parts = append(parts, c.match)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(files)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFileUnits, strings.Join(parts, " OR "), string(list))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if !in[id] {
+			out = append(out, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return out, nil
+}
+
+// fileScore is BM25 over a whole file, from the summed term frequencies of
+// its matching units (tf, weighted by column) and its path's (pathTF),
+// normalized by the file's size against the average file: a file about
+// the topic scores high even when no one unit holds every word.
+func (q *preparedQuery) fileScore(tf, pathTF []float64, bytes int64) float64 {
+	k1 := q.prof.k1
+	norm := 1.0
+	if avg := q.stats.avgFileBytes; avg > 0 && bytes > 0 {
+		norm = (1 - fileB) + fileB*float64(bytes)/avg
+	}
+	total := 0.0
+	for t, x := range tf {
+		st := &q.terms[t]
+		if st.weight == 0 {
+			continue
+		}
+		x = x/norm + pathTF[t]
+		if x > 0 {
+			total += st.weight * st.idf * x * (k1 + 1) / (k1 + x)
+		}
+	}
+	return total
+}
+
+// fileB is the strength of a file's length normalization.
+const fileB = 0.75

@@ -38,6 +38,9 @@ const (
 type corpusStats struct {
 	n      int64              // leaf evidence units in the index
 	avgLen [numFields]float64 // average tokens per column
+	// avgFileBytes is the average size of an indexed file: the length
+	// that whole-file evidence is normalized by (rank_file.go).
+	avgFileBytes float64
 }
 
 // statsCache holds the statistics of one index generation.
@@ -67,6 +70,11 @@ func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []st
 		c.generation = gen
 		c.df = map[string]int64{}
 		c.stats = decodeAverages(avg)
+		if c.stats.avgFileBytes, err = averageFileBytes(ctx, e, tx); err != nil {
+			c.generation = nil
+			c.mu.Unlock()
+			return corpusStats{}, nil, err
+		}
 	}
 	stats := c.stats
 	for _, s := range stems {
@@ -94,6 +102,16 @@ func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []st
 	}
 	c.mu.Unlock()
 	return stats, out, nil
+}
+
+// averageFileBytes is the average size of the indexed files, once per
+// generation.
+func averageFileBytes(ctx context.Context, e *Engine, tx *sql.Tx) (float64, error) {
+	var avg sql.NullFloat64
+	if err := tx.QueryRowContext(ctx, `SELECT avg(size) FROM files WHERE status = 'indexed'`).Scan(&avg); err != nil {
+		return 0, fmt.Errorf("index statistics: %w", err)
+	}
+	return avg.Float64, nil
 }
 
 // readGeneration reads the FTS5 structure record (the generation) and the

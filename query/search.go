@@ -72,7 +72,12 @@ type candidate struct {
 	text         string
 	codeTerms    string
 	role         string // the file's role (sources.Role*)
+	fileBytes    int64  // the size of its file
 	score        float64
+	// fileTF is the unit's weighted term frequency of each query term in
+	// the columns that whole-file evidence sums (rank_file.go); pathTF
+	// that of its path, counted once per file.
+	fileTF, pathTF []float64
 	// titleParts is extraParts(title), once titlePartsSet.
 	titleParts    int
 	titlePartsSet bool
@@ -231,6 +236,17 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if err != nil {
 		return nil, 0, err
 	}
+	if completeFiles && !e.Exhaustive {
+		more, err := e.fileUnits(ctx, tx, q, cands)
+		if err != nil {
+			return nil, 0, err
+		}
+		rest, err := e.fetchCandidates(ctx, tx, more)
+		if err != nil {
+			return nil, 0, err
+		}
+		cands = append(cands, rest...)
+	}
 	return cands, max(total, len(cands)), nil
 }
 
@@ -344,7 +360,7 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 	for rows.Next() {
 		c := &candidate{}
 		if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-			&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
+			&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		c.decodeHeadings()
