@@ -91,6 +91,11 @@ func (b *Bridge) current(ctx context.Context, stale *httpapi.Client) (interfaces
 			b.opts.Logger.Info("became the owner", "workspace", b.opts.Dir)
 			return own.Service(), nil, nil
 		}
+		if !IsOwnerRunning(err) && workspace.ErrorCode(err) != workspace.CodeInternal {
+			// The workspace refused to open (a full disk, a permission):
+			// its own words say why.
+			return nil, nil, err
+		}
 		if !IsOwnerRunning(err) || time.Now().After(deadline) {
 			return nil, nil, workspace.Wrap(workspace.CodeUnavailable, err, "no tychora owner could be reached or started")
 		}

@@ -26,7 +26,7 @@ func Init(dir string, o InitOptions) (workspace.Settings, error) {
 		return workspace.Settings{}, workspace.Errorf(workspace.CodeConflict, "a workspace already exists at %s (edit its tychora.json to change settings)", dir)
 	}
 	if err != nil {
-		return workspace.Settings{}, err
+		return workspace.Settings{}, workspace.StorageError("create the workspace", dir, err)
 	}
 	return s, nil
 }

@@ -147,19 +147,19 @@ func Start(ctx context.Context, o Options) (*Owner, error) {
 			return nil, workspace.Errorf(workspace.CodeNotFound, "no workspace at %s (run tychora init)", l.Dir)
 		}
 		if err := initWorkspace(l, workspace.DefaultSettings(l.Dir)); err != nil && !errors.Is(err, errExists) {
-			return nil, err
+			return nil, workspace.StorageError("create the workspace", l.Dir, err)
 		} else if err == nil {
 			own.created = true
 		}
 	}
 	lock, err := acquire(ctx, l, o.StoppingWait)
 	if err != nil {
-		return nil, err
+		return nil, workspace.StorageError("open the workspace", l.Dir, err)
 	}
 	own.lock = lock
 	if err := own.open(ctx); err != nil {
 		own.abort()
-		return nil, err
+		return nil, workspace.StorageError("open the workspace", l.Dir, err)
 	}
 	return own, nil
 }

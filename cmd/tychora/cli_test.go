@@ -63,6 +63,10 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}{
 		{[]string{"--bogus"}, 2},
 		{[]string{"--log-level"}, 2},
+		{[]string{"--log-level", "loud"}, 2},
+		{[]string{"--log-level", "loud", "status"}, 2},
+		{[]string{"--log-level", "info+4", "add", "notes.md"}, 2},
+		{[]string{"--log-level", "", "sources"}, 2},
 		{[]string{"nosuch"}, 2},
 		{[]string{"help", "search"}, 2},
 		{[]string{"search", "--bogus", "x"}, 2},
@@ -129,6 +133,10 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if r.code != tc.code || r.stdout != "" || !ok || eb.Error.Code != workspace.CodeInvalidArgument {
 			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q", tc.args, r.code, tc.code, r.stdout, r.stderr)
 		}
+	}
+	// A bad global flag value says what the flag takes.
+	if r := tychoraIn(t, root, ws, "--log-level", "loud", "sources"); !strings.Contains(r.stderr, "use debug, info, warn or error") {
+		t.Errorf("--log-level loud: %q", r.stderr)
 	}
 	// Nothing above reached the workspace: no source, no job.
 	r := tychoraIn(t, root, ws, "sources", "--json")

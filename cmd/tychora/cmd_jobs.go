@@ -35,7 +35,11 @@ func jobsCommand(e *env) *cli.Command {
 					return err
 				}
 				req := interfaces.ManageJobRequest{Action: action, JobID: id}
-				return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+				connect := withService // cancel and retry act: sent once
+				if action == interfaces.JobActionGet {
+					connect = withReads
+				}
+				return connect(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 					res, err := svc.ManageJob(ctx, req)
 					if err != nil {
 						return err
@@ -81,7 +85,7 @@ func jobsCommand(e *env) *cli.Command {
 						return err
 					}
 					req := interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: c.String("state"), Limit: limit, Cursor: c.String("cursor")}
-					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := svc.ManageJob(ctx, req)
 						if err != nil {
 							return err

@@ -86,7 +86,7 @@ func searchCommand(e *env) *cli.Command {
 					}
 				}
 			}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				out, err := svc.Search(ctx, args)
 				if err != nil {
 					return err
@@ -162,7 +162,7 @@ func discoverCommand(e *env) *cli.Command {
 				return err
 			}
 			req := interfaces.DiscoverRequest{Subject: c.Args().First(), Limit: limit, Cursor: c.String("cursor")}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := svc.Discover(ctx, interfaces.DiscoverArgs{Request: req})
 				if err != nil {
 					return err
@@ -242,7 +242,7 @@ func inspectCommand(e *env) *cli.Command {
 			}
 			req := interfaces.InspectRequest{Subject: c.Args().Get(0), SourceID: c.Args().Get(1), RevisionID: c.String("revision"),
 				ExtractionID: c.String("extraction"), IncludeContent: c.Bool("include-content"), Limit: limit, Cursor: c.String("cursor")}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: req})
 				if err != nil {
 					return err

@@ -33,7 +33,7 @@ func runsCommand(e *env) *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := discoverAll(ctx, svc, query.SubjectRuns)
 						if err != nil {
 							return err
@@ -86,7 +86,7 @@ func runsCommand(e *env) *cli.Command {
 					}
 					a, b := c.Args().Get(0), c.Args().Get(1)
 					var d query.RunDiff
-					err := withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					err := withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := discoverAll(ctx, svc, query.SubjectRuns)
 						if err != nil {
 							return err

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -30,6 +27,9 @@ func addCommand(e *env) *cli.Command {
 			"owner the job runs there: --wait follows it to the end. Without one, tychora\n" +
 			"becomes the owner for this command and runs the job to completion. Folders\n" +
 			"and repositories honour .gitignore.\n\n" +
+			"The job id goes to stderr as soon as it is known. When the owner it follows goes\n" +
+			"away (a restart, a takeover), --wait follows the same job through the next\n" +
+			"owner, or runs it in this process when no owner comes back.\n\n" +
 			"Exits 1 when the job it followed ends failed or cancelled (the job is printed\n" +
 			"all the same). Ctrl-C stops following: a job in the running owner goes on\n" +
 			"there; one run by this command goes back to the queue for the next owner.",
@@ -69,13 +69,7 @@ func addCommand(e *env) *cli.Command {
 				Kind: sources.Kind(c.String("kind")), Path: path, CollectionID: c.String("collection"),
 				Include: c.StringSlice("include"), Exclude: c.StringSlice("exclude"), Name: c.String("name"),
 			}}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
-				res, err := svc.AddSources(ctx, req)
-				if err != nil {
-					return err
-				}
-				return followJob(c, e, ctx, svc, res.Job, inProcess)
-			})
+			return runJob(c, e, req)
 		},
 	}
 }
@@ -87,8 +81,9 @@ func syncCommand(e *env) *cli.Command {
 		UsageText: "tychora sync [--wait] [--json] SOURCE_ID",
 		Description: "Queues a sync of SOURCE_ID (see tychora sources). A sync asked for while one is\n" +
 			"queued or running answers with that job. Without a running owner the sync\n" +
-			"runs to completion in this process. Exits 1 when the job it followed ends\n" +
-			"failed or cancelled (the job is printed all the same).",
+			"runs to completion in this process. With --wait the job id goes to stderr and\n" +
+			"the job is followed across owner restarts, like add's. Exits 1 when the job\n" +
+			"it followed ends failed or cancelled (the job is printed all the same).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr); exit 1 if it fails or is cancelled"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1 body ({\"job\":...})"},
@@ -99,90 +94,9 @@ func syncCommand(e *env) *cli.Command {
 				return err
 			}
 			req := interfaces.AddSourcesRequest{Action: interfaces.SourceActionSync, SourceID: id}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
-				res, err := svc.AddSources(ctx, req)
-				if err != nil {
-					return err
-				}
-				return followJob(c, e, ctx, svc, res.Job, inProcess)
-			})
+			return runJob(c, e, req)
 		},
 	}
-}
-
-// followJob prints a job, first waiting for it to end when --wait is set or
-// the job runs in this process (inProcess). Ctrl-C stops following; a job
-// run in this process is then checkpointed and resumes at the next start,
-// one in the running owner goes on there. A job that ends failed or
-// cancelled is exit status 1.
-func followJob(c *cli.Context, e *env, ctx context.Context, svc interfaces.Service, j jobs.Job, inProcess bool) error {
-	asJSON := c.Bool("json")
-	if (inProcess || c.Bool("wait")) && !j.Final() {
-		sctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		bar := newProgress(e, asJSON)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-	loop:
-		for {
-			select {
-			case <-sctx.Done():
-				bar.finish()
-				fmt.Fprintln(e.stderr, interruptNote(ctx, svc, j, inProcess))
-				return withExit(exitFailure, errSilent)
-			case <-t.C:
-			}
-			res, err := svc.GetJob(ctx, j.ID)
-			if err != nil {
-				bar.finish()
-				return err
-			}
-			j = res.Job
-			bar.update(j)
-			if j.Final() {
-				break loop
-			}
-		}
-		bar.finish()
-	}
-	if asJSON {
-		if err := printJSON(e.stdout, interfaces.JobResult{Job: j}); err != nil {
-			return err
-		}
-	} else {
-		printJob(e, j)
-	}
-	if j.State == jobs.StateFailed {
-		msg := "job failed"
-		if j.Error != nil {
-			return withExit(exitFailure, &workspace.Error{Code: j.Error.Code, Message: j.Error.Message})
-		}
-		return withExit(exitFailure, workspace.Errorf(workspace.CodeInternal, "%s", msg))
-	}
-	if j.State == jobs.StateCancelled {
-		// Not a success; the job printed above says what happened.
-		return withExit(exitFailure, errSilent)
-	}
-	return nil
-}
-
-// interruptNote says, after Ctrl-C, where the job j (last seen state) is
-// left: asked again of the owner, since it may have moved on.
-func interruptNote(ctx context.Context, svc interfaces.Service, j jobs.Job, inProcess bool) string {
-	if inProcess {
-		// Closing this process's owner checkpoints a running job back to
-		// the queue.
-		return fmt.Sprintf("tychora: stopped job %s (state %s); it goes back to the queue and resumes when an owner next starts", j.ID, j.State)
-	}
-	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	if res, err := svc.GetJob(qctx, j.ID); err == nil {
-		j = res.Job
-	}
-	if j.Final() {
-		return fmt.Sprintf("tychora: stopped following job %s; it has ended (state %s)", j.ID, j.State)
-	}
-	return fmt.Sprintf("tychora: stopped following job %s; the job goes on in the owner (state %s)", j.ID, j.State)
 }
 
 func printJob(e *env, j jobs.Job) {
@@ -206,7 +120,7 @@ func sourcesCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 				res, err := discoverAll(ctx, svc, query.SubjectSources)
 				if err != nil {
 					return err

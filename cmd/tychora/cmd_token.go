@@ -82,7 +82,7 @@ func tokenCommand(e *env) *cli.Command {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return withService(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
 						res, err := svc.ListTokens(ctx)
 						if err != nil {
 							return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -114,6 +115,11 @@ func newApp(e *env) *cli.App {
 			runsCommand(e),
 			mcpConfigCommand(e),
 		},
+		// A bad global flag value is a usage error before any command runs.
+		Before: func(c *cli.Context) error {
+			_, err := logLevel(c.String("log-level"))
+			return err
+		},
 		// Without a command: the help; with an unknown one: a usage error.
 		Action: groupAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -135,10 +141,22 @@ func workspaceDir(c *cli.Context) (string, error) {
 	return workspace.ResolveDir(c.String("workspace"), os.Getenv(workspace.EnvWorkspace), cwd)
 }
 
+// logLevels are the values --log-level takes.
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// logLevel parses a --log-level value (any case); another value is a usage
+// error that lists the allowed ones.
+func logLevel(v string) (slog.Level, error) {
+	if lvl, ok := logLevels[strings.ToLower(v)]; ok {
+		return lvl, nil
+	}
+	return 0, usageError("--log-level %q: use debug, info, warn or error (see tychora --help)", v)
+}
+
 func logger(c *cli.Context, e *env) *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		lvl = slog.LevelInfo
+	lvl, err := logLevel(c.String("log-level"))
+	if err != nil {
+		lvl = slog.LevelInfo // refused before any command runs
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl}))
 }
