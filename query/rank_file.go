@@ -59,8 +59,9 @@ const (
 	// nameBoost is what the question's words in the file's name and
 	// folder add, at most (all of them), in units of the best score.
 	nameBoost = 0.3
-	// fileWeight is how much a unit's file evidence (fileScore) adds to
-	// its own score.
+	// fileWeight is how much the rest of a unit's file adds to its own
+	// score: the file's evidence (fileScore) less what the unit alone
+	// would give it.
 	fileWeight = 0.5
 	// saturation scales each further unit of a file already ranked.
 	saturation = 0.5
@@ -121,7 +122,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes}
 			files[k] = a
 		}
-		for t, x := range c.fileTF {
+		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
 			a.tf[t] += x
 		}
 	}
@@ -130,7 +131,9 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 	}
 	nameCache := map[string]float64{}
 	for _, c := range cands {
-		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
+		// What the rest of the file adds: nothing for a file of one unit.
+		a := files[c.sourceID+"\x00"+c.path]
+		s := c.score + fileWeight*math.Max(0, a.score-q.fileScore(c.fileTF, c.pathTF, a.bytes))
 		role := c.role
 		if role == "" {
 			role = "source"
@@ -302,64 +305,84 @@ func declModifier(w string) bool {
 	return false
 }
 
-// completeFiles turns on fileUnits.
-const completeFiles = false
+// Completing the best files. A file's evidence (fileScore) sums its
+// matching units; the pool may hold only some of them. Before the final
+// ranking, the files that rank best on what the pool holds get the rest
+// of their units read and scored, so that their evidence is what an
+// exhaustive search would compute (bench/eval -agree measures it).
+const (
+	// completedFiles is how many of the best files are completed.
+	completedFiles = 20
+	// maxCompletedUnits bounds the units completion reads.
+	maxCompletedUnits = 2000
+)
 
-// maxCompletedFiles bounds how many of the pool's files fileUnits
-// completes: the first ones the probes found.
-const maxCompletedFiles = 100
-
-// fileUnits lists the units that match the question in the files of the
-// pool and are not in it yet. With them, the whole-file evidence of every
-// file in the pool is what an exhaustive search would compute: the pool
-// decides which files are ranked, never how much of a file counts.
-func (e *Engine) fileUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) ([]int64, error) {
-	if len(cands) == 0 {
-		return nil, nil
+// completeFiles scores the units of the best files of the pool that the
+// pool lacks, and returns the pool with those that match the question.
+func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, cands []*candidate) ([]*candidate, error) {
+	type fileBest struct {
+		key         [2]string
+		best, score float64
+		tf          []float64
+		pathTF      []float64
+		bytes       int64
 	}
+	agg := map[[2]string]*fileBest{}
 	in := make(map[int64]bool, len(cands))
-	seen := map[[2]string]bool{}
-	var files [][2]string
+	var order []*fileBest
 	for _, c := range cands {
 		in[c.seq] = true
 		k := [2]string{c.sourceID, c.path}
-		if !seen[k] && len(files) < maxCompletedFiles {
-			seen[k] = true
-			files = append(files, k)
+		a := agg[k]
+		if a == nil {
+			a = &fileBest{key: k, tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes}
+			agg[k] = a
+			order = append(order, a)
+		}
+		a.best = math.Max(a.best, c.score)
+		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
+			a.tf[t] += x
 		}
 	}
-	var parts []string
-	for _, c := range q.clauses {
-		if !deadClause(c) {
-			parts = append(parts, c.match)
-		}
+	for _, a := range order {
+		a.score = a.best + fileWeight*q.fileScore(a.tf, a.pathTF, a.bytes)
 	}
-	if len(parts) == 0 {
-		return nil, nil
+	slices.SortStableFunc(order, func(a, b *fileBest) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key[0]+"\x00"+a.key[1], b.key[0]+"\x00"+b.key[1])
+	})
+	order = order[:min(len(order), completedFiles)]
+	files := make([][2]string, len(order))
+	for i, a := range order {
+		files[i] = a.key
 	}
 	list, err := json.Marshal(files)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	rows, err := e.query(ctx, tx, sqlFileUnits, strings.Join(parts, " OR "), string(list))
+	rows, err := e.query(ctx, tx, sqlFileUnits, string(list), maxCompletedUnits)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
-	var out []int64
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+		c := &candidate{}
+		if err := c.scan(rows); err != nil {
+			return nil, err
 		}
-		if !in[id] {
-			out = append(out, id)
+		if in[c.seq] {
+			continue
+		}
+		if c.score = sc.score(c); c.score > 0 {
+			cands = append(cands, c)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	return out, nil
+	return cands, nil
 }
 
 // fileScore is BM25 over a whole file, from the summed term frequencies of
@@ -373,7 +396,7 @@ func (q *preparedQuery) fileScore(tf, pathTF []float64, bytes int64) float64 {
 		norm = (1 - fileB) + fileB*float64(bytes)/avg
 	}
 	total := 0.0
-	for t, x := range tf {
+	for t, x := range tf[:min(len(tf), len(q.terms), len(pathTF))] {
 		st := &q.terms[t]
 		if st.weight == 0 {
 			continue

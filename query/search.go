@@ -132,7 +132,7 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 		return Ranked{}, err
 	}
 	out.TotalMatches = total
-	if err := e.rank(ctx, tx, q, cands); err != nil {
+	if cands, err = e.rank(ctx, tx, q, cands); err != nil {
 		return Ranked{}, err
 	}
 	end := min(len(cands), out.Offset+norm.Limit)
@@ -236,34 +236,30 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if err != nil {
 		return nil, 0, err
 	}
-	if completeFiles && !e.Exhaustive {
-		more, err := e.fileUnits(ctx, tx, q, cands)
-		if err != nil {
-			return nil, 0, err
-		}
-		rest, err := e.fetchCandidates(ctx, tx, more)
-		if err != nil {
-			return nil, 0, err
-		}
-		cands = append(cands, rest...)
-	}
 	return cands, max(total, len(cands)), nil
 }
 
-// rank runs stage B: it scores every candidate, applies the profile's
-// feedback, and sorts them best first (ties by evidence id).
-func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) error {
+// rank runs stage B: it scores every candidate, completes the best files
+// (completeFiles), applies the profile's feedback and the file priors
+// (rerankFiles), and returns the candidates best first.
+func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) ([]*candidate, error) {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
 	for _, c := range cands {
 		c.score = sc.score(c)
 	}
+	if !e.Exhaustive {
+		var err error
+		if cands, err = e.completeFiles(ctx, tx, sc, q, cands); err != nil {
+			return nil, err
+		}
+	}
 	if q.prof.prfDocs > 0 {
 		if err := e.feedback(ctx, tx, q, cands); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rerankFiles(q, rolesAsked(q.pq), cands)
-	return nil
+	return cands, nil
 }
 
 // byScore orders candidates best first, ties by evidence id.
@@ -359,17 +355,25 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 	out := make([]*candidate, 0, len(seqs))
 	for rows.Next() {
 		c := &candidate{}
-		if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-			&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+		if err := c.scan(rows); err != nil {
+			return nil, err
 		}
-		c.decodeHeadings()
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	return out, nil
+}
+
+// scan reads a candidate from a row of fetchColumns.
+func (c *candidate) scan(rows *sql.Rows) error {
+	if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
+		&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	c.decodeHeadings()
+	return nil
 }
 
 // decodeHeadings decodes heading_path and derives the context the ranker

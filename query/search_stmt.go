@@ -21,23 +21,28 @@ import (
 const (
 	sqlGeneration = `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`
 	sqlVocab      = `SELECT term, doc FROM evidence_vocab WHERE term IN (SELECT value FROM json_each(?))`
-	sqlFetch      = `SELECT seq, evidence_id, source_id, revision_id, collection_id, kind, language,
-		path, title, heading_path, start_line, end_line, sha256, text, code_terms,
-		coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = evidence.source_id AND fi.path = evidence.path), 0)
-		FROM evidence WHERE seq IN (SELECT value FROM json_each(?))`
-	// sqlFileUnits lists the leaf units of the given files (JSON pairs
-	// [source_id, path]) that match an expression: the rest of the
-	// evidence of the files in a search's pool (rank_file.go).
-	sqlFileUnits = `SELECT f.rowid FROM evidence_fts f WHERE evidence_fts MATCH ?
-		AND f.rowid IN (SELECT e.seq FROM json_each(?) j
-			JOIN evidence e ON e.source_id = j.value ->> 0 AND e.path = j.value ->> 1 WHERE e.leaf = 1)`
+	sqlFetch      = `SELECT ` + fetchColumns + ` FROM evidence WHERE seq IN (SELECT value FROM json_each(?))`
+	// sqlFileUnits reads the leaf units of the given files (JSON pairs
+	// [source_id, path]), at most ? of them: the rest of the evidence of
+	// the best files of a search's pool (rank_file.go).
+	sqlFileUnits = `SELECT ` + fetchColumns + ` FROM json_each(?) j
+		JOIN evidence ON evidence.source_id = j.value ->> 0 AND evidence.path = j.value ->> 1
+		WHERE evidence.leaf = 1 LIMIT ?`
 	sqlStale = `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
 		FROM json_each(?) j
 		JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1
 		JOIN sources s ON s.id = f.source_id`
 )
 
-var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale}
+// fetchColumns are the columns of evidence a candidate is read from
+// (candidate.scan).
+const fetchColumns = `evidence.seq, evidence.evidence_id, evidence.source_id, evidence.revision_id,
+	evidence.collection_id, evidence.kind, evidence.language, evidence.path, evidence.title,
+	evidence.heading_path, evidence.start_line, evidence.end_line, evidence.sha256, evidence.text,
+	evidence.code_terms,
+	coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = evidence.source_id AND fi.path = evidence.path), 0)`
+
+var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale, sqlFileUnits}
 
 type stmtCache struct {
 	mu     sync.Mutex
