@@ -56,6 +56,7 @@ type candidate struct {
 	collectionID string
 	kind         string
 	language     string
+	role         string // the file's role (sources.Role)
 	path         string
 	title        string
 	headingJSON  string
@@ -334,7 +335,7 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 	for rows.Next() {
 		c := &candidate{}
 		if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-			&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
+			&c.language, &c.role, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		c.decodeHeadings()
@@ -371,6 +372,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		RevisionID:  c.revisionID,
 		Kind:        c.kind,
 		Language:    c.language,
+		Role:        c.role,
 		Path:        c.path,
 		Title:       c.title,
 		HeadingPath: hp,

@@ -21,7 +21,7 @@ import (
 const (
 	sqlGeneration = `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`
 	sqlVocab      = `SELECT term, doc FROM evidence_vocab WHERE term IN (SELECT value FROM json_each(?))`
-	sqlFetch      = `SELECT seq, evidence_id, source_id, revision_id, collection_id, kind, language,
+	sqlFetch      = `SELECT seq, evidence_id, source_id, revision_id, collection_id, kind, language, role,
 		path, title, heading_path, start_line, end_line, sha256, text, code_terms
 		FROM evidence WHERE seq IN (SELECT value FROM json_each(?))`
 	sqlStale = `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
