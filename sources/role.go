@@ -103,7 +103,7 @@ func DetectRole(p string, head []byte, language string) Role {
 	if anyDir(dirs, exampleDirs) || strings.Contains(lowerBase, ".stories.") {
 		return RoleExample
 	}
-	if documentation(dirs, lowerBase, language) {
+	if documentation(dirs, base, lowerBase, language) {
 		return RoleDocumentation
 	}
 	return RoleSource
@@ -431,7 +431,7 @@ var proseRoleLanguages = map[string]bool{
 	LangMarkdown: true, "restructuredtext": true, "asciidoc": true, "org": true, "latex": true,
 }
 
-func documentation(dirs []string, lowerBase, language string) bool {
+func documentation(dirs []string, base, lowerBase, language string) bool {
 	if proseRoleLanguages[language] {
 		return true
 	}
@@ -442,8 +442,21 @@ func documentation(dirs []string, lowerBase, language string) bool {
 	if kindOfLanguage(language) == KindCode {
 		return false
 	}
-	if docNames[strings.TrimSuffix(lowerBase, ext)] {
+	if docName(base) {
 		return true
 	}
 	return anyDir(dirs, docDirs)
+}
+
+// docName reports a project document by name: README, LICENSE,
+// CHANGELOG, ... written in capitals or without an extension (README,
+// LICENSE.txt, COPYING.LIB, README.vendor, Changelog), and LICENSE-MIT
+// and its kin; security.s or news.json are not.
+func docName(base string) bool {
+	stem, _, hasExt := strings.Cut(base, ".")
+	lower := strings.ToLower(stem)
+	if !docNames[lower] && !strings.HasPrefix(lower, "license-") && !strings.HasPrefix(lower, "licence-") {
+		return false
+	}
+	return !hasExt || stem == strings.ToUpper(stem)
 }
