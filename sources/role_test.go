@@ -336,3 +336,37 @@ func TestRolesMigration(t *testing.T) {
 		t.Errorf("second sync: %d unchanged, want 4", st.Unchanged)
 	}
 }
+
+// BenchmarkDetectRole detects the role of every file of testdata/roles
+// once per iteration, from paths and heads already read.
+func BenchmarkDetectRole(b *testing.B) {
+	type file struct {
+		rel, lang string
+		head      []byte
+	}
+	var files []file
+	root := filepath.Join("testdata", "roles")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		files = append(files, file{rel, DetectLanguage(rel, data), data})
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			DetectRole(f.rel, f.head, f.lang)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/file")
+}
