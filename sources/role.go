@@ -71,8 +71,9 @@ func ValidRole(s string) bool {
 //     examples and no tests) is an example
 //  6. example: a folder examples, example, samples, demo, ...; *.stories.*
 //  7. documentation: prose (markdown, reStructuredText, AsciiDoc, Org,
-//     LaTeX, .txt), a README, CHANGELOG, LICENSE, ... of any text format,
-//     or any file that is not code under docs/ or doc/
+//     LaTeX, .txt); README, CHANGELOG, LICENSE, ... (in capitals or
+//     without an extension) and any file that is not code under docs/
+//     or doc/
 //  8. source: everything else.
 func DetectRole(p string, head []byte, language string) Role {
 	p = strings.Trim(strings.ReplaceAll(p, "\\", "/"), "/")
