@@ -32,12 +32,12 @@ func GetEvidence(ctx context.Context, db *workspace.DB, p workspace.Principal, i
 		fmtimeNs sql.NullInt64
 	)
 	err := db.R.QueryRowContext(ctx, `SELECT e.evidence_id, e.source_id, e.revision_id, e.collection_id, e.level, e.parent_id,
-			e.kind, e.language, e.path, e.title, e.heading_path, e.start_line, e.end_line, e.channel, e.sha256, e.text,
+			e.kind, e.language, e.role, e.path, e.title, e.heading_path, e.start_line, e.end_line, e.channel, e.sha256, e.text,
 			s.path, s.kind, f.size, f.mtime_ns, f.sha256
 		FROM evidence e JOIN sources s ON s.id = e.source_id
 		LEFT JOIN files f ON f.source_id = e.source_id AND f.path = e.path
 		WHERE e.evidence_id = ?`, id).Scan(&e.EvidenceID, &e.SourceID, &e.RevisionID, &e.CollectionID, &e.Level, &parent,
-		&e.Kind, &e.Language, &e.Path, &e.Title, &heading, &e.Span.StartLine, &e.Span.EndLine, &e.Channel, &e.Hash, &e.Text,
+		&e.Kind, &e.Language, &e.Role, &e.Path, &e.Title, &heading, &e.Span.StartLine, &e.Span.EndLine, &e.Channel, &e.Hash, &e.Text,
 		&f.SourcePath, &f.SourceKind, &fsize, &fmtimeNs, &fsha)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !p.CanSee(e.CollectionID)) {
 		return Evidence{}, notFound

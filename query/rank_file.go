@@ -82,11 +82,17 @@ var roleWords = map[string]string{
 	"generated": "generated", "minified": "minified",
 }
 
-// rolesAsked lists the roles a question asks for.
-func rolesAsked(pq *parsedQuery) map[string]bool {
+// rolesAsked lists the roles a question asks for, in its words or by
+// its role filter.
+func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
 	asked := map[string]bool{}
 	for _, t := range pq.terms {
 		if r, ok := roleWords[t.token]; ok {
+			asked[r] = true
+		}
+	}
+	if f != nil {
+		for _, r := range f.Roles {
 			asked[r] = true
 		}
 	}

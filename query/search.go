@@ -61,6 +61,7 @@ type candidate struct {
 	collectionID string
 	kind         string
 	language     string
+	role         string // the file's role (sources.Role)
 	path         string
 	title        string
 	headingJSON  string
@@ -71,7 +72,6 @@ type candidate struct {
 	hash         string
 	text         string
 	codeTerms    string
-	role         string // the file's role (sources.Role*)
 	fileBytes    int64  // the size of its file
 	score        float64
 	// fileTF is the unit's weighted term frequency of each query term in
@@ -127,6 +127,7 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	if err != nil {
 		return Ranked{}, err
 	}
+	q.asked = rolesAsked(&pq, norm.Filters)
 	cands, total, err := e.candidates(ctx, tx, q, &sf, pool)
 	if err != nil {
 		return Ranked{}, err
@@ -168,6 +169,7 @@ type preparedQuery struct {
 	qualified []bool    // which phrases are qualified names
 	seq       []int32   // pq.seq
 	clauses   []clause
+	asked     map[string]bool // the roles the question asks for (rolesAsked)
 }
 
 // prepareQuery looks up the statistics of the question's terms.
@@ -258,7 +260,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 			return nil, err
 		}
 	}
-	rerankFiles(q, rolesAsked(q.pq), cands)
+	rerankFiles(q, q.asked, cands)
 	return cands, nil
 }
 
@@ -369,7 +371,7 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 // scan reads a candidate from a row of fetchColumns.
 func (c *candidate) scan(rows *sql.Rows) error {
 	if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-		&c.language, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
+		&c.language, &c.role, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
 		return fmt.Errorf("search: %w", err)
 	}
 	c.decodeHeadings()
@@ -401,6 +403,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		RevisionID:  c.revisionID,
 		Kind:        c.kind,
 		Language:    c.language,
+		Role:        c.role,
 		Path:        c.path,
 		Title:       c.title,
 		HeadingPath: hp,

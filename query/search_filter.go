@@ -19,6 +19,8 @@ type scopeFilter struct {
 	sources     []string
 	kinds       []string
 	languages   []string
+	roles       []string
+	exclude     []string // roles left out
 	facets      map[string]string
 	pathKeys    []string // "source\x00path" of the files the path globs allow; nil: no path filter
 	// none is true when nothing can match (the caller sees no collection,
@@ -47,6 +49,13 @@ func (sf *scopeFilter) sql() (string, []any) {
 	if len(sf.languages) > 0 {
 		in("e.language", sf.languages)
 	}
+	if len(sf.roles) > 0 {
+		in("e.role", sf.roles)
+	}
+	if len(sf.exclude) > 0 {
+		conds = append(conds, "e.role NOT IN "+placeholders(len(sf.exclude)))
+		args = append(args, anyStrings(sf.exclude)...)
+	}
 	for _, k := range sortedKeys(sf.facets) {
 		conds = append(conds, `EXISTS (SELECT 1 FROM files fi WHERE fi.source_id = e.source_id AND fi.path = e.path
 			AND json_extract(fi.facets, '$."' || ? || '"') = ?)`)
@@ -66,7 +75,7 @@ func (sf *scopeFilter) sql() (string, []any) {
 // narrows reports whether the filter narrows the search at all.
 func (sf *scopeFilter) narrows() bool {
 	return sf.collections != nil || len(sf.sources) > 0 || len(sf.kinds) > 0 ||
-		len(sf.languages) > 0 || len(sf.facets) > 0 || sf.pathKeys != nil
+		len(sf.languages) > 0 || len(sf.roles) > 0 || len(sf.exclude) > 0 || len(sf.facets) > 0 || sf.pathKeys != nil
 }
 
 func placeholders(n int) string {
@@ -144,6 +153,8 @@ func (e *Engine) resolveScope(ctx context.Context, tx *sql.Tx, p workspace.Princ
 	}
 	sf.kinds = f.Kinds
 	sf.languages = f.Languages
+	sf.roles = f.Roles
+	sf.exclude = f.ExcludeRoles
 	sf.facets = f.Facets
 	if len(f.Paths) > 0 {
 		keys, err := matchPaths(ctx, tx, &sf, f.Paths)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -162,6 +163,17 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 			return nil, invalid("filters.facets.%s: %q is not one of its values: %s", k, clip(v), strings.Join(values, ", "))
 		}
 	}
+	if out.Roles, err = normalizeList("filters.roles", f.Roles, sources.ValidRole); err != nil {
+		return nil, rolesHint(err)
+	}
+	if out.ExcludeRoles, err = normalizeList("filters.exclude_roles", f.ExcludeRoles, sources.ValidRole); err != nil {
+		return nil, rolesHint(err)
+	}
+	for _, r := range out.Roles {
+		if slices.Contains(out.ExcludeRoles, r) {
+			return nil, invalid("filters: role %q is both in roles and in exclude_roles", r)
+		}
+	}
 	if len(f.Facets) > 0 {
 		out.Facets = make(map[string]string, len(f.Facets))
 		for k, v := range f.Facets {
@@ -169,10 +181,19 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 		}
 	}
 	if out.Collections == nil && out.Sources == nil && out.Kinds == nil && out.Languages == nil &&
-		out.Paths == nil && out.Facets == nil {
+		out.Paths == nil && out.Facets == nil && out.Roles == nil && out.ExcludeRoles == nil {
 		return nil, nil
 	}
 	return &out, nil
+}
+
+// rolesHint adds the roles to a role list's error.
+func rolesHint(err error) error {
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return invalid("%s; the roles are %s", we.Message, strings.Join(sources.Roles(), ", "))
+	}
+	return err
 }
 
 func lowerAll(in []string) []string {

@@ -37,7 +37,7 @@ const (
 // fetchColumns are the columns of evidence a candidate is read from
 // (candidate.scan).
 const fetchColumns = `evidence.seq, evidence.evidence_id, evidence.source_id, evidence.revision_id,
-	evidence.collection_id, evidence.kind, evidence.language, evidence.path, evidence.title,
+	evidence.collection_id, evidence.kind, evidence.language, evidence.role, evidence.path, evidence.title,
 	evidence.heading_path, evidence.start_line, evidence.end_line, evidence.sha256, evidence.text,
 	evidence.code_terms,
 	coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = evidence.source_id AND fi.path = evidence.path), 0)`

@@ -30,6 +30,11 @@ type Filters struct {
 	Paths []string `json:"paths,omitempty"`
 	// Facets match kind facets exactly: {"language":"go"}.
 	Facets map[string]string `json:"facets,omitempty"`
+	// Roles keep only evidence of files with these roles (source, test,
+	// example, testdata, vendored, generated, minified, documentation);
+	// ExcludeRoles drop evidence of files with these.
+	Roles        []string `json:"roles,omitempty"`
+	ExcludeRoles []string `json:"exclude_roles,omitempty"`
 }
 
 // Budget bounds an answer: MaxTokens counted with Counter
@@ -48,11 +53,14 @@ type Span struct {
 // Hit is one piece of evidence in a result. With a render selected, Text is
 // omitted (the rendered block carries it) and the hit is a citation.
 type Hit struct {
-	EvidenceID  string   `json:"evidence_id"`
-	SourceID    string   `json:"source_id"`
-	RevisionID  string   `json:"revision_id"`
-	Kind        string   `json:"kind"`
-	Language    string   `json:"language"`
+	EvidenceID string `json:"evidence_id"`
+	SourceID   string `json:"source_id"`
+	RevisionID string `json:"revision_id"`
+	Kind       string `json:"kind"`
+	Language   string `json:"language"`
+	// Role is the role of the hit's file (source, test, example, ...;
+	// discover facets lists them). Search sets it on every hit.
+	Role        string   `json:"role,omitempty"`
 	Path        string   `json:"path"`
 	Title       string   `json:"title"`
 	HeadingPath []string `json:"heading_path"`
@@ -125,6 +133,7 @@ type Evidence struct {
 	ParentID     *string  `json:"parent_id"`
 	Kind         string   `json:"kind"`
 	Language     string   `json:"language"`
+	Role         string   `json:"role"`
 	Path         string   `json:"path"`
 	Title        string   `json:"title"`
 	HeadingPath  []string `json:"heading_path"`

@@ -98,7 +98,10 @@ func TestDiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mounts a tmpfs and fills it")
 	}
-	mnt := mountTmpfs(t, 8<<20)
+	// 16 MiB: once space is freed, the retried ingest must fit with its
+	// WAL and the checkpoint that copies the WAL into index.db (about
+	// twice the index), or the retry finds the disk full again.
+	mnt := mountTmpfs(t, 16<<20)
 	root := t.TempDir()
 	writeTextTree(t, filepath.Join(root, "small"), "kestrel", 20, 1500)
 	// 360 KB of text, whose index (evidence, FTS, WAL) outgrows the
@@ -159,7 +162,7 @@ func TestDiskFull(t *testing.T) {
 	if big.State != jobs.StateFailed || big.Error == nil {
 		t.Fatalf("ingest into a full disk: %+v, want failed", big)
 	}
-	t.Logf("an 8 MiB disk with 256 KiB free: the ingest of 360 KB of text failed in %v with %s %q; %d bytes free after",
+	t.Logf("a 16 MiB disk with 256 KiB free: the ingest of 360 KB of text failed in %v with %s %q; %d bytes free after",
 		time.Since(t0).Round(time.Millisecond), big.Error.Code, big.Error.Message, free())
 	if big.Error.Code != workspace.CodeUnavailable || !strings.Contains(big.Error.Message, "disk") || !strings.Contains(big.Error.Message, "full") {
 		t.Errorf("job error %s %q: want UNAVAILABLE saying the disk is full", big.Error.Code, big.Error.Message)

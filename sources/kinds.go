@@ -93,6 +93,16 @@ func kindOfLanguage(lang string) string {
 
 var boolValues = []string{facetTrue, facetFalse}
 
+// FacetRole is the facet every kind records: the file's role (DetectRole).
+const FacetRole = "role"
+
+// roleFacet is the role facet's definition, shared by every kind.
+var roleFacet = FacetDef{
+	Name:        FacetRole,
+	Description: "What the file is to its project: source, test, example, testdata (fixtures), vendored (third-party), generated, minified or documentation (docs/ingest.md says how each is detected). filters.roles and filters.exclude_roles select by it.",
+	Values:      Roles(),
+}
+
 // kindRegistry holds the definitions in id order; see buildKinds.
 var kindRegistry = buildKinds()
 
@@ -174,6 +184,9 @@ func buildKinds() []KindDef {
 				{Name: "language", Description: "The markup, when one is recognised (restructuredtext, asciidoc, org, latex); absent for plain text."},
 			},
 		},
+	}
+	for i := range defs {
+		defs[i].Facets = append(defs[i].Facets, roleFacet)
 	}
 	exts := map[string][]string{KindImage: imageExtensions, KindText: {".txt", ".text", ".log"}}
 	langs := map[string]map[string]bool{}

@@ -177,6 +177,8 @@ func TestContentlessMigration(t *testing.T) {
 			VALUES ('delete', old.seq, old.title, old.heading_path, old.path, old.text, old.code_terms); END`,
 		`CREATE TRIGGER evidence_fts_update AFTER UPDATE OF title ON evidence BEGIN SELECT 1; END`,
 		`ALTER TABLE runs DROP COLUMN collections`, // undo 7_runs_scope too
+		`ALTER TABLE files DROP COLUMN role`,       // and 9_roles
+		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 6`,
 	} {
 		if _, err := e.db.W.Exec(q); err != nil {

@@ -266,7 +266,15 @@ type fileState struct {
 	reason    string
 	detail    string
 	language  string
+	role      string // "" when not detected: skipped, or indexed before roles were
 	extractor string // name@version of the extraction that made its evidence
+}
+
+// roleMissing reports an indexed file or image that has no role: it was
+// indexed before roles were recorded (migration 0009), so the next sync
+// reads it again and detects its role.
+func (f *fileState) roleMissing() bool {
+	return f.role == "" && (f.status == statusIndexed || f.status == statusAsset)
 }
 
 // verdictChanged reports whether an unchanged file would now get another
@@ -337,7 +345,7 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 		st.coverage = s.Coverage
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT f.path, f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
-		f.language, e.extractor || '@' || e.version
+		f.language, f.role, e.extractor || '@' || e.version
 		FROM files f LEFT JOIN extractions e ON e.id = f.extraction_id WHERE f.source_id = ?`, sourceID)
 	if err != nil {
 		return st, fmt.Errorf("load state: %w", err)
@@ -345,13 +353,13 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 	defer rows.Close()
 	for rows.Next() {
 		var path string
-		var sha, reason, detail, lang, extractor sql.NullString
+		var sha, reason, detail, lang, role, extractor sql.NullString
 		f := &fileState{}
-		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &extractor); err != nil {
+		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &role, &extractor); err != nil {
 			return st, fmt.Errorf("load state: %w", err)
 		}
 		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
-		f.language, f.extractor = lang.String, extractor.String
+		f.language, f.role, f.extractor = lang.String, role.String, extractor.String
 		st.files[path] = f
 	}
 	if err := rows.Err(); err != nil {

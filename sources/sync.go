@@ -236,7 +236,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	for _, f := range walked.files {
 		seen[f.rel] = true
 		old := st.files[f.rel]
-		stale := old != nil && (old.staleExtraction(f.rel) || old.verdictChanged(f, ix.opts.MaxFileBytes))
+		stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
 		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
 			if old.status == statusSkipped {
 				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
@@ -469,6 +469,7 @@ type fileResult struct {
 	language  string
 	title     string
 	facets    string // JSON object or ""
+	role      Role   // "" for a skipped file
 	extractor string
 	version   string
 	channels  []string
@@ -617,7 +618,9 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 	res.kind, res.title = KindImage, name
 	res.extractor, res.version = imageExtractorName, imageExtractorVersion
 	res.channels = []string{ChannelImage}
-	facets, _ := json.Marshal(map[string]string{"format": imageFormat(mime), "mime": mime, "asset_id": res.sha})
+	res.role = DetectRole(res.rel, nil, "")
+	facets, _ := json.Marshal(map[string]string{"format": imageFormat(mime), "mime": mime, "asset_id": res.sha,
+		FacetRole: string(res.role)})
 	res.facets = string(facets)
 	ids := newIDMaker(p.src.ID, res.rel)
 	u := Unit{Level: LevelDocument, Parent: -1, Title: name, Channel: ChannelImage}
@@ -677,10 +680,14 @@ func (p *processor) text(res fileResult, data []byte) fileResult {
 	if res.language == "" {
 		res.language = lang
 	}
-	if len(out.Facets) > 0 {
-		b, _ := json.Marshal(out.Facets)
-		res.facets = string(b)
+	res.role = DetectRole(res.rel, head, res.language)
+	facets := make(map[string]string, len(out.Facets)+1)
+	for k, v := range out.Facets {
+		facets[k] = v
 	}
+	facets[FacetRole] = string(res.role)
+	b, _ := json.Marshal(facets)
+	res.facets = string(b)
 	units := out.Units
 	if len(units) == 0 {
 		units = []Unit{{Level: LevelDocument, Parent: -1, Title: res.title, StartLine: 1,

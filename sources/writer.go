@@ -197,7 +197,7 @@ func putInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
 
 func encodeResult(b []byte, r *fileResult) []byte {
 	for _, s := range []string{r.rel, r.sha, r.status, r.reason, r.detail, r.kind, r.language, r.title,
-		r.facets, r.extractor, r.version, r.assetID, r.mime} {
+		r.facets, string(r.role), r.extractor, r.version, r.assetID, r.mime} {
 		b = putStr(b, s)
 	}
 	existed := int64(0)
@@ -269,10 +269,12 @@ func (d *decoder) int() int64 {
 func decodeResult(rd *bufio.Reader) (fileResult, error) {
 	d := &decoder{rd: rd}
 	var r fileResult
+	var role string
 	for _, p := range []*string{&r.rel, &r.sha, &r.status, &r.reason, &r.detail, &r.kind, &r.language, &r.title,
-		&r.facets, &r.extractor, &r.version, &r.assetID, &r.mime} {
+		&r.facets, &role, &r.extractor, &r.version, &r.assetID, &r.mime} {
 		*p = d.str()
 	}
+	r.role = Role(role)
 	r.existed = d.int() == 1
 	r.size = d.int()
 	r.mtimeNs = d.int()
@@ -302,17 +304,17 @@ func decodeResult(rd *bufio.Reader) (fileResult, error) {
 // default ABORT a multi-row INSERT needs no statement journal.
 const (
 	sqlInsertEvidence = `INSERT OR FAIL INTO evidence(evidence_id, source_id, revision_id, extraction_id, collection_id, path,
-		ordinal, level, parent_id, leaf, kind, language, title, heading_path, start_line, end_line, channel, sha256,
-		text, code_terms, tokens) VALUES `
-	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	evidenceColumns = 21
+		ordinal, level, parent_id, leaf, kind, language, role, title, heading_path, start_line, end_line, channel,
+		sha256, text, code_terms, tokens) VALUES `
+	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	evidenceColumns = 22
 	sqlUpsertFile   = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
-		skip_detail, kind, language, title, facets, extraction_id, asset_id, units)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
 		sha256 = excluded.sha256, revision_id = excluded.revision_id, status = excluded.status,
 		skip_reason = excluded.skip_reason, skip_detail = excluded.skip_detail, kind = excluded.kind,
-		language = excluded.language, title = excluded.title, facets = excluded.facets,
+		language = excluded.language, role = excluded.role, title = excluded.title, facets = excluded.facets,
 		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units`
 	sqlTouchFile       = `UPDATE files SET size = ?, mtime_ns = ? WHERE source_id = ? AND path = ?`
 	sqlInsertSelection = `INSERT INTO source_selections(id, source_id, revision_id, path, selector, asset_id,
@@ -648,7 +650,7 @@ func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, 
 			leaf = 1
 		}
 		if err := st.addEvidence(ctx, u.id, src.ID, plan.revisionID, extID, src.CollectionID, r.rel,
-			u.ordinal, u.level, nullStr(u.parentID), leaf, r.kind, r.language, u.title, u.heading,
+			u.ordinal, u.level, nullStr(u.parentID), leaf, r.kind, r.language, string(r.role), u.title, u.heading,
 			u.startLine, u.endLine, u.channel, u.sha, u.text, u.codeTerms, u.tokens); err != nil {
 			return fmt.Errorf("insert evidence: %w", err)
 		}
@@ -665,7 +667,7 @@ func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, 
 		}
 	}
 	_, err := st.upsertFile.ExecContext(ctx, src.ID, r.rel, r.size, r.mtimeNs, nullStr(r.sha), plan.revisionID,
-		r.status, nullStr(r.reason), nullStr(r.detail), nullStr(r.kind), nullStr(r.language), nullStr(r.title),
+		r.status, nullStr(r.reason), nullStr(r.detail), nullStr(r.kind), nullStr(r.language), nullStr(string(r.role)), nullStr(r.title),
 		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units))
 	if err != nil {
 		return fmt.Errorf("upsert file: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/query"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
 )
@@ -78,10 +79,13 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"search", "--budget", "-5", "x"}, 2},
 		{[]string{"search", "--render", "html@9", "x"}, 2},
 		{[]string{"search", "--collection", "Not Valid!", "x"}, 2},
+		{[]string{"search", "--role", "tests", "x"}, 2},
+		{[]string{"search", "--exclude-role", "vendor", "x"}, 2},
 		{[]string{"search"}, 2},
 		{[]string{"search", " "}, 2},
 		{[]string{"search", "--replay", "run_x", "x"}, 2},
 		{[]string{"search", "--replay", "run_x", "--limit", "3"}, 2},
+		{[]string{"search", "--replay", "run_x", "--role", "test"}, 2},
 		{[]string{"token", "create"}, 2},
 		{[]string{"token", "create", "--grant", "root"}, 2},
 		{[]string{"token", "create", "--grant", "read", "extra"}, 2},
@@ -559,5 +563,105 @@ func TestAddGlobsKeepCommas(t *testing.T) {
 	var res interfaces.JobResult
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Job.Progress.Indexed != 2 {
 		t.Fatalf("indexed %d files (want top.md and t.txt): %s %v", res.Job.Progress.Indexed, r.stdout, err)
+	}
+}
+
+// TestSearchRoleFlags: --role and --exclude-role (each repeatable) select
+// files by role through the built binary; hits name their role, and
+// discover facets counts the roles.
+func TestSearchRoleFlags(t *testing.T) {
+	root := t.TempDir()
+	proj := filepath.Join(root, "proj")
+	files := map[string]string{
+		"net/ip.go":          "package net\n\n// quokka parses.\nfunc Quokka() {}\n",
+		"net/ip_test.go":     "package net\n\nimport \"testing\"\n\n// quokka test.\nfunc TestQuokka(t *testing.T) {}\n",
+		"net/testdata/q.txt": "quokka fixture\n",
+		"vendor/x/x.go":      "package x\n\n// quokka vendored.\nfunc Q() {}\n",
+		"docs/guide.md":      "# Guide\n\nThe quokka smiles.\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(proj, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := filepath.Join(root, "ws")
+	if r := tychora(t, ws, "init"); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := tychora(t, ws, "add", proj); r.code != 0 {
+		t.Fatal(r)
+	}
+	search := func(args ...string) map[string]string {
+		t.Helper()
+		r := tychora(t, ws, append(append([]string{"search", "--json", "--limit", "20"}, args...), "quokka")...)
+		if r.code != 0 {
+			t.Fatalf("search %v: %+v", args, r)
+		}
+		var res query.QueryResult
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, h := range res.Hits {
+			got[filepath.ToSlash(h.Path)] = h.Role
+		}
+		return got
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "map[docs/guide.md:documentation net/ip.go:source net/ip_test.go:test net/testdata/q.txt:testdata vendor/x/x.go:vendored]"},
+		{[]string{"--role", "test"}, "map[net/ip_test.go:test]"},
+		{[]string{"--role", "source", "--role", "documentation"}, "map[docs/guide.md:documentation net/ip.go:source]"},
+		{[]string{"--exclude-role", "test", "--exclude-role", "testdata", "--exclude-role", "vendored"}, "map[docs/guide.md:documentation net/ip.go:source]"},
+		{[]string{"--role", "source", "--role", "test", "--exclude-role", "vendored"}, "map[net/ip.go:source net/ip_test.go:test]"},
+	} {
+		got := search(c.args...)
+		// Paths may be absolute; compare by their tail.
+		tails := map[string]string{}
+		for p, role := range got {
+			p = strings.TrimPrefix(p, filepath.ToSlash(proj)+"/")
+			tails[p] = role
+		}
+		if fmt.Sprint(tails) != c.want {
+			t.Errorf("search %v: %v, want %s", c.args, tails, c.want)
+		}
+	}
+	// A role both kept and left out is the service's INVALID_ARGUMENT.
+	r := tychora(t, ws, "search", "--role", "test", "--exclude-role", "test", "quokka")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "INVALID_ARGUMENT") {
+		t.Errorf("kept and excluded: %+v", r)
+	}
+	// An unknown role is a usage error that lists the roles.
+	r = tychora(t, ws, "search", "--role", "fixtures", "quokka")
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "testdata") {
+		t.Errorf("unknown role: %+v", r)
+	}
+	// discover facets counts the roles per kind.
+	r = tychora(t, ws, "discover", "--json", "facets")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var facets struct {
+		Items []query.FacetItem `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &facets); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, it := range facets.Items {
+		if it.Facet == "role" {
+			for _, v := range it.Values {
+				counts[it.Kind+"/"+v.Value] += v.Files
+			}
+		}
+	}
+	if want := "map[code/source:1 code/test:1 code/vendored:1 markdown/documentation:1 text/testdata:1]"; fmt.Sprint(counts) != want {
+		t.Errorf("role facets %v, want %s", counts, want)
 	}
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/render"
+	"github.com/tychora/tychora/sources"
 )
 
 func searchCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "search your sources",
-		UsageText: "tychora search [--limit N] [--collection C]... [--kind K]... [--language L]... [--path GLOB]... [--source ID]... [--profile P] [--budget N] [--render FORMAT] [--cursor C] [--json] QUESTION",
+		UsageText: "tychora search [--limit N] [--collection C]... [--kind K]... [--language L]... [--path GLOB]... [--source ID]... [--role R]... [--exclude-role R]... [--profile P] [--budget N] [--render FORMAT] [--cursor C] [--json] QUESTION",
 		Description: "Keywords, identifiers (parseHTTPRequest matches \"parse http request\"), \"quoted\n" +
 			"phrases\" or a plain question. --budget caps the answer in tokens (counted on the\n" +
 			"bytes an MCP client receives); --render prints the answer as markdown@1 (for\n" +
@@ -29,6 +30,8 @@ func searchCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "language", Usage: "only these languages (repeatable)"},
 			&cli.StringSliceFlag{Name: "path", Usage: "only paths matching this glob, ** crosses folders (repeatable)"},
 			&cli.StringSliceFlag{Name: "source", Usage: "only these sources (repeatable)"},
+			&cli.StringSliceFlag{Name: "role", Usage: "only files of this role: " + strings.Join(sources.Roles(), ", ") + " (repeatable)"},
+			&cli.StringSliceFlag{Name: "exclude-role", Usage: "leave out files of this role (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "ranking profile (see tychora discover profiles)"},
 			&cli.IntFlag{Name: "budget", Usage: "answer budget in tokens, 1 to 1048576", DefaultText: "the default_max_tokens setting"},
 			&cli.StringFlag{Name: "render", Usage: "markdown@1, agent@1 or hierarchical-evidence@1"},
@@ -51,6 +54,13 @@ func searchCommand(e *env) *cli.Command {
 			if _, err := collectionFlags(c); err != nil {
 				return err
 			}
+			for _, name := range []string{"role", "exclude-role"} {
+				for _, r := range c.StringSlice(name) {
+					if !sources.ValidRole(r) {
+						return usageError("--%s %q: use %s", name, r, strings.Join(sources.Roles(), ", "))
+					}
+				}
+			}
 			args := interfaces.SearchArgs{Render: c.String("render"), ReplayRunID: c.String("replay")}
 			if c.IsSet("replay") && args.ReplayRunID == "" {
 				return usageError("--replay is empty: give a run id (see tychora runs list)")
@@ -67,8 +77,9 @@ func searchCommand(e *env) *cli.Command {
 					Cursor:   c.String("cursor"),
 				}
 				f := query.Filters{Collections: c.StringSlice("collection"), Kinds: c.StringSlice("kind"), Languages: c.StringSlice("language"),
-					Paths: c.StringSlice("path"), Sources: c.StringSlice("source")}
-				if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources) > 0 {
+					Paths: c.StringSlice("path"), Sources: c.StringSlice("source"),
+					Roles: c.StringSlice("role"), ExcludeRoles: c.StringSlice("exclude-role")}
+				if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources)+len(f.Roles)+len(f.ExcludeRoles) > 0 {
 					req.Filters = &f
 				}
 				if budget > 0 {
@@ -80,7 +91,7 @@ func searchCommand(e *env) *cli.Command {
 			} else {
 				// The retained request is replayed as it was: nothing of it
 				// can be changed.
-				for _, f := range []string{"limit", "collection", "kind", "language", "path", "source", "profile", "budget", "cursor"} {
+				for _, f := range []string{"limit", "collection", "kind", "language", "path", "source", "role", "exclude-role", "profile", "budget", "cursor"} {
 					if c.IsSet(f) {
 						return usageError("--replay re-runs the retained request as it was: leave out --%s", f)
 					}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +106,9 @@ func TestArgumentsBothEdges(t *testing.T) {
 		{"unknown field", "search", `{"request":{"question":"x","colour":1}}`, `request: unknown field "colour"`, true},
 		{"missing field", "search", `{"request":{}}`, `request: missing required field "question"`, true},
 		{"not in enum", "manage_job", `{"action":"delete"}`, "action: must be one of list, get, cancel, retry", true},
+		{"unknown role", "search", `{"request":{"question":"x","filters":{"roles":["tests"]}}}`, "request.filters.roles[]: must be one of vendored, testdata, generated, minified, test, example, documentation, source", true},
+		{"unknown excluded role", "search", `{"request":{"question":"x","filters":{"exclude_roles":["vendor"]}}}`, "request.filters.exclude_roles[]: must be one of vendored,", true},
+		{"role kept and excluded", "search", `{"request":{"question":"x","filters":{"roles":["test"],"exclude_roles":["test"]}}}`, `role "test" is both in roles and in exclude_roles`, true},
 		{"null hiding a value", "search", `{"request":{"question":"x","limit":0,"limit":null}}`, `field "limit" more than once`, true},
 		{"an object given twice", "search", `{"request":{"question":"x","budget":{"max_tokens":0}},"request":{"question":"x"}}`, `field "request" more than once`, true},
 		{"an unknown field in a first copy", "discover", `{"request":{"subject":"kinds","bogus":1},"request":{"subject":"kinds"}}`, `field "request" more than once`, true},
@@ -144,6 +148,19 @@ func TestArgumentsBothEdges(t *testing.T) {
 			}
 			if json.Unmarshal(b, &r); len(r.Items) != 2 || r.NextCursor == nil {
 				t.Errorf("%d items, next_cursor %v: want a page of 2 and more to come", len(r.Items), r.NextCursor)
+			}
+		}},
+		{"roles", "search", `{"request":{"question":"x","filters":{"roles":["source","test"],"exclude_roles":["vendored"]}}}`, func(t *testing.T, b json.RawMessage) {
+			var r struct {
+				Request struct {
+					Filters struct {
+						Roles        []string `json:"roles"`
+						ExcludeRoles []string `json:"exclude_roles"`
+					} `json:"filters"`
+				} `json:"request"`
+			}
+			if json.Unmarshal(b, &r); !slices.Equal(r.Request.Filters.Roles, []string{"source", "test"}) || !slices.Equal(r.Request.Filters.ExcludeRoles, []string{"vendored"}) {
+				t.Errorf("echoed filters %+v", r.Request.Filters)
 			}
 		}},
 		{"job list with nulls", "manage_job", `{"action":"list","limit":1e2,"state":null,"job_id":null}`, nil},

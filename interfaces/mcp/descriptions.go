@@ -15,7 +15,7 @@ Example: {"request":{"subject":"sources"}}. Answer: {"subject","items":[...],"ne
 
 const searchDescription = `Search the indexed files, folders and git repositories of this workspace. The answer is fitted to a token budget.
 Smallest call: {"request":{"question":"how are tokens stored"}}. question takes keywords, identifiers, "quoted phrases" or a natural-language question.
-Optional: request.filters (collections, sources, kinds, languages, paths globs such as "docs/**/*.md", facets such as {"language":"go"}), request.limit (hits, 1 to 100, default 10), request.budget.max_tokens (default 4000), request.cursor (next_cursor of a previous answer), request.profile.
+Optional: request.filters (collections, sources, kinds, languages, paths globs such as "docs/**/*.md", facets such as {"language":"go"}, roles and exclude_roles such as ["test","vendored","generated"]), request.limit (hits, 1 to 100, default 10), request.budget.max_tokens (default 4000), request.cursor (next_cursor of a previous answer), request.profile.
 render adds one text block with the hits rendered: "agent@1" (compact, citation first: best for reading), "markdown@1", "hierarchical-evidence@1"; the hits in the structured result then carry citations without their text.
 Instead of a request, {"replay_run_id":ID} re-runs a past search (discover runs) against today's index.
 Answer: hits best first (evidence_id, source_id, path, title, heading_path, span of lines, score, snippet, text, hash, stale = the file changed since it was indexed), total_matches, truncated (more matched than fits the budget: raise max_tokens, narrow the filters or page on), budget (max_tokens, used_tokens), next_cursor.

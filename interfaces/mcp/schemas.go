@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -377,6 +378,14 @@ func describeQueryRequest(s *jsonschema.Schema) {
 	describe(s, `Languages, such as "go" or "python" (discover languages).`, "filters", "languages")
 	describe(s, `Globs over source-relative paths; "**" crosses folders, e.g. "docs/**/*.md".`, "filters", "paths")
 	describe(s, `Kind facets matched exactly, e.g. {"language":"go"} (discover facets).`, "filters", "facets")
+	roles := strings.Join(sources.Roles(), ", ")
+	describe(s, "Keep only evidence of files with these roles: "+roles+" (discover facets counts them).", "filters", "roles")
+	describe(s, `Leave out evidence of files with these roles, e.g. ["test","vendored","generated"].`, "filters", "exclude_roles")
+	for _, f := range []string{"roles", "exclude_roles"} {
+		if p := prop(s, "filters", f); p != nil {
+			setEnum(p.Items, sources.Roles()...)
+		}
+	}
 	describe(s, fmt.Sprintf("Most hits to return, 1 to %d (default %d).", query.MaxLimit, query.DefaultLimit), "limit")
 	setRange(prop(s, "limit"), 1, query.MaxLimit)
 	describe(s, "next_cursor of a previous result, to continue it.", "cursor")

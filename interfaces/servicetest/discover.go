@@ -48,12 +48,23 @@ func testDiscover(t *testing.T, h Harness) {
 		t.Fatalf("languages %v", langs)
 	}
 	facetValues := 0
+	roles := map[string]float64{} // "kind/role": files
 	for _, it := range get("facets", 0, "").Items {
 		m := asMap(t, it)
 		facetValues += len(m["values"].([]any))
+		if m["facet"] == "role" {
+			for _, v := range m["values"].([]any) {
+				vm := v.(map[string]any)
+				roles[m["kind"].(string)+"/"+vm["value"].(string)] += vm["files"].(float64)
+			}
+		}
 	}
 	if facetValues == 0 {
 		t.Fatal("facets carry no values")
+	}
+	// Every kind has the role facet; the indexed folder's files count.
+	if roles["code/source"] < 1 || roles["markdown/documentation"] < 2 || roles["text/documentation"] < 1 || roles["image/source"] < 1 {
+		t.Fatalf("role facet counts %v", roles)
 	}
 	rels := map[string]float64{}
 	for _, it := range get("relations", 0, "").Items {

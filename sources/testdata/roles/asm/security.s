@@ -1,0 +1,4 @@
+#include "textflag.h"
+
+TEXT ·f(SB),NOSPLIT,$0
+	RET

@@ -1,0 +1,1 @@
+int parse() { return 0; }

@@ -1,0 +1,1 @@
+int inflate() { return 0; }

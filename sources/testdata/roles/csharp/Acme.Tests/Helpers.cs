@@ -1,0 +1,1 @@
+namespace Acme.Tests { class Helpers {} }

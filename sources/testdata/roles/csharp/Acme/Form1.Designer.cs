@@ -1,0 +1,1 @@
+namespace Acme { partial class Form1 {} }

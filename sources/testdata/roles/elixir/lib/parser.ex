@@ -1,0 +1,2 @@
+defmodule Parser do
+end

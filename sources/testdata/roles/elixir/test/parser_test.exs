@@ -1,0 +1,2 @@
+defmodule ParserTest do
+end

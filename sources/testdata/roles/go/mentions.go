@@ -1,0 +1,4 @@
+package p
+
+// isGen reports whether a comment says "Code generated ... DO NOT EDIT."
+var marker = "@generated"

@@ -1,0 +1,3 @@
+package net_test
+
+func ExampleDial() {}

@@ -1,0 +1,5 @@
+package net
+
+import "testing"
+
+func TestParseIP(t *testing.T) {}

@@ -1,0 +1,4 @@
+package spec
+
+// Swagger is an OpenAPI document.
+type Swagger struct{}

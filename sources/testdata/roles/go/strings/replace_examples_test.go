@@ -1,0 +1,7 @@
+package strings_test
+
+import "fmt"
+
+func ExampleReplacer() {
+	fmt.Println()
+}

@@ -1,0 +1,3 @@
+package com.acme;
+
+class ParserIT {}

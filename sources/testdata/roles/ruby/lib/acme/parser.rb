@@ -1,0 +1,4 @@
+module Acme
+  class Parser
+  end
+end

@@ -1,0 +1,2 @@
+describe Acme::Parser do
+end

