@@ -72,7 +72,7 @@ type candidate struct {
 	hash         string
 	text         string
 	codeTerms    string
-	fileBytes    int64  // the size of its file
+	fileBytes    int64 // the size of its file
 	score        float64
 	// fileTF is the unit's weighted term frequency of each query term in
 	// the columns that whole-file evidence sums (rank_file.go); pathTF
