@@ -59,9 +59,8 @@ const (
 	// nameBoost is what the question's words in the file's name and
 	// folder add, at most (all of them), in units of the best score.
 	nameBoost = 0.3
-	// fileWeight is how much the rest of a unit's file adds to its own
-	// score: the file's evidence (fileScore) less what the unit alone
-	// would give it.
+	// fileWeight is how much the evidence of a unit's whole file
+	// (fileScore) adds to the unit's own score.
 	fileWeight = 0.5
 	// saturation scales each further unit of a file already ranked.
 	saturation = 0.5
@@ -137,9 +136,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 	}
 	nameCache := map[string]float64{}
 	for _, c := range cands {
-		// What the rest of the file adds: nothing for a file of one unit.
-		a := files[c.sourceID+"\x00"+c.path]
-		s := c.score + fileWeight*math.Max(0, a.score-q.fileScore(c.fileTF, c.pathTF, a.bytes))
+		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
 		role := c.role
 		if role == "" {
 			role = "source"
@@ -239,7 +236,7 @@ func fileNameShare(stems map[string]float64, p string) float64 {
 // its path holds the qualifier's last word as a folder; defOtherPackage
 // when the qualifier is elsewhere; 0 when it declares none of them.
 func definesName(names []qname, c *candidate) float64 {
-	if len(names) == 0 || c.title == "" {
+	if len(names) == 0 || c.title == "" || c.kind != sources.KindCode {
 		return 0
 	}
 	first, last := declaredNames(c.title)

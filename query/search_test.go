@@ -52,9 +52,11 @@ func TestSearchQualifiedIdentifier(t *testing.T) {
 func TestSearchPhrase(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("docs", "default", map[string]string{
+		// The same length in bytes and in words: only the order and the
+		// distance of the two words differ.
 		"adjacent.md":  "# Timeouts\n\nWhen the read deadline passes, the call fails.\n",
-		"apart.md":     "# Other\n\nWe read the manual before the deadline.\n",
-		"reversed.md":  "# Reversed\n\nThe deadline to read is Friday.\n",
+		"apart.md":     "# Planning\n\nWe read the manual hours before the deadlines.\n",
+		"reversed.md":  "# Reversed\n\nThe deadline to read their reports is Fridays.\n",
 		"unrelated.md": "# Unrelated\n\nNothing to see.\n",
 	})
 	res := env.search(env.all, QueryRequest{Question: `"read deadline"`})
