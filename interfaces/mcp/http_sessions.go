@@ -16,9 +16,9 @@ const (
 	// agents one person runs against one workspace.
 	DefaultMaxSessionsPerCaller = 64
 	// DefaultMaxSessions is how many MCP sessions the owner holds open in
-	// all. An idle session costs about 30 KB of resident memory (the
-	// SDK's connection, its reading goroutine and its buffers, measured
-	// in bench/README.md), so these stay under 8 MB.
+	// all. An idle session costs about 21 KB of resident memory (the
+	// SDK's connection, its reading goroutine and its buffers:
+	// bench/README.md, "sessions"), so these hold about 5 MB.
 	DefaultMaxSessions = 256
 )
 
