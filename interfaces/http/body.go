@@ -27,7 +27,13 @@ const opCreateToken = "create_token"
 // (which JSON text must be) and escaped lone surrogates (both of which
 // encoding/json would quietly turn into U+FFFD) are INVALID_ARGUMENT.
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(r.Body)
+	var body []byte
+	var err error
+	if bb, ok := r.Body.(*bufferedBody); ok {
+		body = bb.bytes // read by the guard already
+	} else {
+		body, err = io.ReadAll(r.Body)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -38,6 +38,12 @@ func writeError(w http.ResponseWriter, err error) {
 		body.Error.Code = workspace.CodeInvalidArgument
 		body.Error.Message = "request body is too large"
 	}
+	var bte *bodyTimeoutError
+	if errors.As(err, &bte) {
+		status = http.StatusRequestTimeout
+		body.Error.Code = workspace.CodeInvalidArgument
+		body.Error.Message = bte.Error()
+	}
 	var mna *methodNotAllowed
 	if errors.As(err, &mna) {
 		status = http.StatusMethodNotAllowed

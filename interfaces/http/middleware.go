@@ -1,9 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -22,10 +28,22 @@ type guard struct {
 	origin    string // "http://" + authority
 	auth      Authenticator
 	maxBody   int64
+	// bodyTimeout is how long a body may take to arrive once the
+	// handler has the request's headers (Options.BodyTimeout).
+	bodyTimeout time.Duration
 }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// 0. The body has bodyTimeout to arrive, whatever the request
+		// turns out to be: a refused request's unread body is still
+		// read (and discarded) by net/http before it answers.
+		hasBody := r.Body != nil && r.Body != http.NoBody
+		if hasBody {
+			// Not every ResponseWriter has deadlines (a test's
+			// recorder): such a body is read as it comes.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.bodyTimeout))
+		}
 		// 1. Host: the numeric bound authority only (DNS-rebinding defence).
 		if r.Host != g.authority {
 			writeError(w, workspace.Errorf(workspace.CodePermissionDenied, "Host not allowed: use %s", g.authority))
@@ -95,11 +113,57 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			writeError(w, errBodyTooLarge)
 			return
 		}
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+		if hasBody {
+			body, err := g.readBody(w, r)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			r.Body = body
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// readBody reads r's whole body, at most maxBody bytes, before the
+// handler runs, then lifts the read deadline: what the handler does next
+// (a long search, an MCP answer streamed as SSE) has no time limit of the
+// guard's, and no deadline is left on the connection to fail its next
+// read, which net/http would take for the client gone and cancel the
+// request's context. (net/http lifts it too once a body is read, but
+// does not promise to.)
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) (*bufferedBody, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, errBodyTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The connection cannot be read from again: net/http closes it
+		// after this answer.
+		w.Header().Set("Connection", "close")
+		return nil, &bodyTimeoutError{after: g.bodyTimeout}
+	case err != nil:
+		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return &bufferedBody{Reader: bytes.NewReader(b), bytes: b}, nil
+}
+
+// bufferedBody is a request body the guard has read whole.
+type bufferedBody struct {
+	*bytes.Reader
+	bytes []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
+
+// bodyTimeoutError is a body that did not arrive within the guard's
+// bound: 408 with code INVALID_ARGUMENT.
+type bodyTimeoutError struct{ after time.Duration }
+
+func (e *bodyTimeoutError) Error() string {
+	return fmt.Sprintf("the request body did not arrive within %s of its headers: send it whole, at once", e.after)
 }
 
 // anonymousAllowed reports whether r may proceed without a token: only the

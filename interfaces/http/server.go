@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -23,6 +24,11 @@ type Options struct {
 	Auth Authenticator
 	// MaxRequestBytes caps request bodies (default 4 MiB).
 	MaxRequestBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive
+	// once its headers have (default DefaultBodyTimeout): a body still
+	// incomplete then is refused with 408 and the connection closed.
+	// Only the body is timed; the answer, however long, is not.
+	BodyTimeout time.Duration
 	// MCP, when set, serves /mcp/ and /mcp behind the same checks.
 	MCP http.Handler
 	// Logger receives request failures; nil is silent.
@@ -37,6 +43,13 @@ type Options struct {
 	Validate func(tool string, body json.RawMessage) error
 }
 
+// DefaultBodyTimeout is Options.BodyTimeout's default: the time a
+// max_request_bytes body (4 MiB) may take after its headers. Over
+// loopback such a body takes milliseconds; a client that sends slower
+// than about 400 KiB/s holds a connection for no reason a local client
+// has.
+const DefaultBodyTimeout = 10 * time.Second
+
 // NewHandler returns the HTTP API over svc.
 func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	if o.MaxRequestBytes <= 0 {
@@ -45,7 +58,10 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes, bodyTimeout: o.BodyTimeout}
 	h := &handlers{svc: svc, log: o.Logger, validate: o.Validate}
 
 	r := chi.NewRouter()

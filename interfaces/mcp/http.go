@@ -22,9 +22,23 @@ import (
 type HTTPOptions struct {
 	Options
 	// SessionTimeout closes a session (of a client on a protocol older
-	// than 2026-07-28) after this long without a request (default 24h).
+	// than 2026-07-28) after this long without a request (default
+	// DefaultSessionTimeout).
 	SessionTimeout time.Duration
+	// MaxSessionsPerCaller caps the sessions one caller (a token, by its
+	// principal id) holds open (default DefaultMaxSessionsPerCaller), and
+	// MaxSessions those of all callers together (default
+	// DefaultMaxSessions). An initialize at a cap closes the session idle
+	// the longest first: the caller's own at its cap, anyone's at the cap
+	// in all; with none idle it is refused with UNAVAILABLE (503).
+	MaxSessionsPerCaller int
+	MaxSessions          int
 }
+
+// DefaultSessionTimeout is HTTPOptions.SessionTimeout's default. A client
+// that comes back after longer gets 404 and opens a new session, as MCP
+// asks of it.
+const DefaultSessionTimeout = time.Hour
 
 // allowedMethods are the methods /mcp/ takes (the Allow of its 405s).
 const allowedMethods = "POST, DELETE"
@@ -42,6 +56,7 @@ type HTTPHandler struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	handler   http.Handler
+	sessions  *sessionTable // the stateful handler's, by caller
 
 	// What Shutdown waits for: the HTTP requests being served, less the
 	// subscriptions/listen streams among them, which wait for nothing but
@@ -63,7 +78,9 @@ type HTTPHandler struct {
 // Every request acts with its own caller: the principal the guard put in
 // the request context (its token and X-Tychora-Scope), never the one that
 // opened the session. A session is bound to the principal id that opened
-// it; another token gets 403 on it.
+// it; another token gets 403 on it. Sessions are capped per caller and in
+// all (HTTPOptions): an initialize at a cap closes the session idle the
+// longest first.
 //
 // Clients of every protocol version the SDK speaks are served on the same
 // endpoint: a request whose Mcp-Protocol-Version header is 2026-07-28 or
@@ -76,13 +93,20 @@ type HTTPHandler struct {
 func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 	o.Options = o.Options.fill()
 	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = 24 * time.Hour
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxSessionsPerCaller <= 0 {
+		o.MaxSessionsPerCaller = DefaultMaxSessionsPerCaller
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	// A fixed principal has no place behind a per-request guard.
 	o.Principal = nil
 	srv := NewServer(svc, o.Options)
 	get := func(*http.Request) *mcp.Server { return srv }
 	h := &HTTPHandler{server: srv, maxBody: o.MaxRequestBytes}
+	h.sessions = newSessionTable(o.MaxSessionsPerCaller, o.MaxSessions, func() []*mcp.ServerSession { return slices.Collect(srv.Sessions()) })
 	h.hard, h.cut = context.WithCancel(context.Background())
 	srv.AddReceivingMiddleware(h.track)
 	h.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -104,7 +128,7 @@ func NewHTTPHandler(svc interfaces.Service, o HTTPOptions) *HTTPHandler {
 			h.stateless.ServeHTTP(w, r)
 			return
 		}
-		h.stateful.ServeHTTP(w, r)
+		h.serveSessions(w, r)
 	})
 	// The SDK hands each request's auth.TokenInfo to the handlers (in
 	// RequestExtra), whereas a session's context is that of the request
