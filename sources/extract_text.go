@@ -7,7 +7,7 @@ import (
 
 const (
 	textExtractorName    = "text"
-	textExtractorVersion = "1"
+	textExtractorVersion = "2" // 2: long lines are cut into windows
 )
 
 // textExtractor splits plain text (and, as kind "data", structured data and
