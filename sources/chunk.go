@@ -39,9 +39,9 @@ const (
 // paragraph written as one line), is cut into windows (lineWindows): each
 // window is a leaf of its own spanning that one line, no longer than
 // MaxLineBytes and ChunkMaxTokens, and its Text is that part of the line.
-// Since a token is at least one byte, no window is over 2,048 tokens in
-// any encoding, so any budget that can show a hit at all can show a
-// window, and a budget can always show part of a unit by its lines.
+// Since a token is at least one byte, no line of a unit is over 2,048
+// tokens in any encoding (half the default budget of 4,000), so a budget
+// can show part of any unit, cut at its lines.
 const MaxLineBytes = 2 << 10
 
 // Break scores tell the chunker how good a place the start of an item is
@@ -147,7 +147,7 @@ func windowReach(line string, start int) int {
 			}
 			left--
 			i += size
-		case isWordByte(c) || !isSpaceByte(c):
+		case !isSpaceByte(c):
 			word := isWordByte(c)
 			per := 2 // bytes per token: 7 for a word run, 2 for punctuation
 			if word {
@@ -157,10 +157,11 @@ func windowReach(line string, start int) int {
 			for j < limit && (word && isWordByte(line[j]) || !word && line[j] < utf8.RuneSelf && !isWordByte(line[j]) && !isSpaceByte(line[j])) {
 				j++
 			}
-			if need := (j - i + per - 1) / per; need > left {
+			need := (j - i + per - 1) / per
+			if need > left {
 				return i + left*per
 			}
-			left -= (j - i + per - 1) / per
+			left -= need
 			i = j
 		default:
 			i++
