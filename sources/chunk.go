@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,8 +15,9 @@ import (
 // to stay whole) carry Text, and they are what gets indexed; the document
 // and chunked sections have Text == "", so no text is stored twice. For
 // verbatim kinds a leaf's Text is exactly its lines StartLine..EndLine
-// joined with "\n", and the leaves cover every non-blank line once; an HTML
-// leaf's Text is the visible text of its lines.
+// joined with "\n", or a window of one long line (see MaxLineBytes), and
+// the leaves cover every non-blank line once; an HTML leaf's Text is the
+// visible text of its lines.
 //
 // A section (a heading's text, a declaration, a run of paragraphs) of at
 // most ChunkMaxTokens is kept whole: it is a leaf and carries its text. A
@@ -23,15 +25,24 @@ import (
 // ChunkTargetTokens and staying within ChunkMinTokens..ChunkMaxTokens where
 // the lines allow: the cut goes where it hurts least (before a paragraph, a
 // fence, a statement at the body's indentation) among the places that keep
-// the chunk in range. A line is never cut, so a single line longer than
-// ChunkMaxTokens (minified code, a huge table row) becomes a chunk of its
-// own, however large. A last chunk smaller than half of ChunkMinTokens is
+// the chunk in range. A line is cut only when it is long (see
+// MaxLineBytes). A last chunk smaller than half of ChunkMinTokens is
 // merged into the one before it when the two fit in ChunkMaxTokens.
 const (
 	ChunkMinTokens    = 200
 	ChunkTargetTokens = 300
 	ChunkMaxTokens    = 512
 )
+
+// MaxLineBytes bounds a line of a unit's text. A line longer than that, or
+// estimated at more than ChunkMaxTokens (minified code, a data dump, a
+// paragraph written as one line), is cut into windows (lineWindows): each
+// window is a leaf of its own spanning that one line, no longer than
+// MaxLineBytes and ChunkMaxTokens, and its Text is that part of the line.
+// Since a token is at least one byte, no line of a unit is over 2,048
+// tokens in any encoding (half the default budget of 4,000), so a budget
+// can show part of any unit, cut at its lines.
+const MaxLineBytes = 2 << 10
 
 // Break scores tell the chunker how good a place the start of an item is
 // for a new chunk.
@@ -89,6 +100,94 @@ func isWordByte(c byte) bool {
 
 func isSpaceByte(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// isLongLine reports whether a line must be cut into windows.
+func isLongLine(line string, tokens int) bool {
+	return len(line) > MaxLineBytes || tokens > ChunkMaxTokens
+}
+
+// lineWindows returns where the windows of a long line end: window k is
+// line[ends[k-1]:ends[k]] (the first starts at 0, the last ends at
+// len(line)), so the windows in order are the line. Each window is as long
+// as MaxLineBytes and ChunkMaxTokens (EstimateTokens of the window) allow,
+// backed off to the last white space in its second half, or failing that
+// to the last place in its second half that does not split a word (a run
+// of letters, digits and underscores, or of non-ASCII characters), or
+// failing that cut where the limits fall; never inside a UTF-8 sequence.
+// A line within both limits is one window.
+func lineWindows(line string) []int {
+	var ends []int
+	for start := 0; start < len(line); {
+		end := windowReach(line, start)
+		if end < len(line) {
+			end = windowBreak(line, start, end)
+		}
+		ends = append(ends, end)
+		start = end
+	}
+	return ends
+}
+
+// windowReach returns the furthest end of a window starting at start that
+// stays within MaxLineBytes and ChunkMaxTokens. It counts as EstimateTokens
+// does over line[start:end]: a run cut by the window's end costs what is
+// left of it. It always takes at least one character.
+func windowReach(line string, start int) int {
+	limit := min(len(line), start+MaxLineBytes)
+	left := ChunkMaxTokens
+	i := start
+	for i < limit {
+		c := line[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			_, size := utf8.DecodeRuneInString(line[i:])
+			if left == 0 || i+size > limit {
+				return i
+			}
+			left--
+			i += size
+		case !isSpaceByte(c):
+			word := isWordByte(c)
+			per := 2 // bytes per token: 7 for a word run, 2 for punctuation
+			if word {
+				per = 7
+			}
+			j := i + 1
+			for j < limit && (word && isWordByte(line[j]) || !word && line[j] < utf8.RuneSelf && !isWordByte(line[j]) && !isSpaceByte(line[j])) {
+				j++
+			}
+			need := (j - i + per - 1) / per
+			if need > left {
+				return i + left*per
+			}
+			left -= need
+			i = j
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// windowBreak moves the end of a window [start, end) back to a better
+// place in its second half: next to white space, else between two
+// characters that are not both part of a word; end itself when there is
+// none.
+func windowBreak(line string, start, end int) int {
+	low := start + (end-start)/2 + 1
+	for p := end; p >= low; p-- {
+		if isSpaceByte(line[p-1]) || isSpaceByte(line[p]) {
+			return p
+		}
+	}
+	wordish := func(c byte) bool { return isWordByte(c) || c >= utf8.RuneSelf }
+	for p := end; p >= low; p-- {
+		if utf8.RuneStart(line[p]) && !(wordish(line[p-1]) && wordish(line[p])) {
+			return p
+		}
+	}
+	return end
 }
 
 // splitLines splits text into its lines. A final "\n" ends the last line;
@@ -240,26 +339,32 @@ func (b *builder) span(level string, parent int, title string, headingPath []str
 		score = b.paragraphScore
 	}
 	tok := b.lineTokens()
-	total := 0
+	total, long := 0, false
 	for i := from; i < to; i++ {
 		total += tok[i]
+		long = long || isLongLine(b.lines[i], tok[i])
 	}
 	var parts [][2]int
-	if total > ChunkMaxTokens && to-from > 1 {
+	if long || total > ChunkMaxTokens && to-from > 1 {
 		scores := make([]int, to-from)
+		sizes := slices.Clone(tok[from:to])
 		for i := range scores {
 			scores[i] = score(from + i)
+			if isLongLine(b.lines[from+i], sizes[i]) {
+				sizes[i] = ChunkMaxTokens + 1 // alone in its part
+			}
 		}
-		parts = packItems(tok[from:to], scores)
+		parts = packItems(sizes, scores)
 	}
-	if level == LevelChunk || len(parts) <= 1 {
+	if len(parts) == 0 {
+		parts = [][2]int{{0, to - from}}
+	}
+	leaves := b.pieces(from, parts)
+	if level == LevelChunk || len(leaves) <= 1 {
 		// A leaf: the whole range in one unit (or, for chunks directly
-		// under the document, one unit per part).
-		if len(parts) <= 1 {
-			parts = [][2]int{{0, to - from}}
-		}
-		for _, p := range parts {
-			b.leaf(level, parent, title, headingPath, from+p[0], from+p[1], channel)
+		// under the document, one unit per piece).
+		for _, p := range leaves {
+			b.leaf(level, parent, title, headingPath, p, channel)
 		}
 		return
 	}
@@ -273,26 +378,55 @@ func (b *builder) span(level string, parent int, title string, headingPath []str
 		EndLine:     to,
 		Channel:     channel(from, to),
 	})
-	for _, p := range parts {
-		b.leaf(LevelChunk, idx, title, headingPath, from+p[0], from+p[1], channel)
+	for _, p := range leaves {
+		b.leaf(LevelChunk, idx, title, headingPath, p, channel)
 	}
 }
 
-// leaf adds one unit carrying text, after trimming blank edge lines.
-func (b *builder) leaf(level string, parent int, title string, headingPath []string, from, to int, channel func(from, to int) string) {
-	from, to = b.trim(from, to)
-	if from >= to {
-		return
+// piece is the text of one leaf: the lines [from, to) trimmed of blank
+// lines at both ends, or one window of the long line from.
+type piece struct {
+	from, to int
+	text     string
+}
+
+// pieces turns parts (ranges relative to from) into the pieces of their
+// leaves: a part made of one long line gives one piece per window that is
+// not all white space; a part of blank lines gives none.
+func (b *builder) pieces(from int, parts [][2]int) []piece {
+	tok := b.lineTokens()
+	var out []piece
+	for _, p := range parts {
+		lo, hi := b.trim(from+p[0], from+p[1])
+		if lo >= hi {
+			continue
+		}
+		if line := b.lines[lo]; hi-lo > 1 || !isLongLine(line, tok[lo]) {
+			out = append(out, piece{lo, hi, b.text(lo, hi)})
+			continue
+		}
+		line, start := b.lines[lo], 0
+		for _, end := range lineWindows(line) {
+			if w := line[start:end]; !isBlank(w) {
+				out = append(out, piece{lo, lo + 1, w})
+			}
+			start = end
+		}
 	}
+	return out
+}
+
+// leaf adds one unit carrying the text of a piece.
+func (b *builder) leaf(level string, parent int, title string, headingPath []string, p piece, channel func(from, to int) string) {
 	b.units = append(b.units, Unit{
 		Level:       level,
 		Parent:      parent,
 		Title:       title,
 		HeadingPath: headingPath,
-		StartLine:   from + 1,
-		EndLine:     to,
-		Channel:     channel(from, to),
-		Text:        b.text(from, to),
+		StartLine:   p.from + 1,
+		EndLine:     p.to,
+		Channel:     channel(p.from, p.to),
+		Text:        p.text,
 	})
 }
 

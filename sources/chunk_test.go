@@ -1,9 +1,11 @@
 package sources
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSplitLines(t *testing.T) {
@@ -109,7 +111,8 @@ func TestPackItemsInvariants(t *testing.T) {
 
 // TestLeavesCarryText checks the level rule on a long document: the
 // document and chunked sections carry no text, chunks and unchunked
-// sections do, and every chunk is within the token range or one line.
+// sections do, every chunk is within the token range, and a line too
+// long for it is cut into windows.
 func TestLeavesCarryText(t *testing.T) {
 	var sb strings.Builder
 	sb.WriteString("# Short\n\nA small section.\n\n# Long\n\n")
@@ -136,7 +139,7 @@ func TestLeavesCarryText(t *testing.T) {
 		case LevelChunk:
 			chunks++
 			n := EstimateTokens(u.Text)
-			if n > ChunkMaxTokens && u.StartLine != u.EndLine {
+			if n > ChunkMaxTokens {
 				t.Errorf("chunk %d (%d..%d) has %d tokens", i+1, u.StartLine, u.EndLine, n)
 			}
 			if ex.Units[u.Parent].Text != "" {
@@ -147,7 +150,160 @@ func TestLeavesCarryText(t *testing.T) {
 	if sections != 3 || chunks < 2 {
 		t.Errorf("got %d sections and %d chunks, want 3 and at least 2", sections, chunks)
 	}
-	if last := ex.Units[len(ex.Units)-1]; last.Level != LevelChunk || last.StartLine != last.EndLine || EstimateTokens(last.Text) <= ChunkMaxTokens {
-		t.Errorf("the huge line should be a chunk of its own, got %s %d..%d", last.Level, last.StartLine, last.EndLine)
+	// The huge line (15,000 bytes) is the Huge line section's windows:
+	// chunks on its one line, each within the limits, that make the line.
+	huge := strings.Count(text, "\n")
+	var windows []string
+	for _, u := range ex.Units {
+		if u.Level == LevelChunk && u.StartLine == huge {
+			if u.EndLine != huge || len(u.Text) > MaxLineBytes || EstimateTokens(u.Text) > ChunkMaxTokens {
+				t.Errorf("window %d..%d of %d bytes, %d tokens", u.StartLine, u.EndLine, len(u.Text), EstimateTokens(u.Text))
+			}
+			windows = append(windows, u.Text)
+		}
+	}
+	if len(windows) < 8 || strings.Join(windows, "") != strings.Repeat("word ", 3000) {
+		t.Errorf("the huge line is %d windows that do not make the line", len(windows))
+	}
+}
+
+func TestLineWindows(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want []string // the windows; nil: only the invariants
+	}{
+		{"short", "a short line", []string{"a short line"}},
+		{"empty", "", nil},
+		{"at white space", strings.Repeat("abcdefg ", 300), []string{strings.Repeat("abcdefg ", 256), strings.Repeat("abcdefg ", 44)}},
+		{"between words", strings.Repeat("abcdef;", 400), []string{strings.Repeat("abcdef;", 256), strings.Repeat("abcdef;", 144)}},
+		{"tokens first", strings.Repeat("a;", 600), []string{strings.Repeat("a;", 256), strings.Repeat("a;", 256), strings.Repeat("a;", 88)}},
+		{"one word", strings.Repeat("x", 5000), []string{strings.Repeat("x", 2048), strings.Repeat("x", 2048), strings.Repeat("x", 904)}},
+		{"runes", strings.Repeat("日本語", 400), nil},
+		{"mixed", strings.Repeat("héllo, wörld; ", 400), nil},
+		{"spaces", "a" + strings.Repeat(" ", 5000) + "b", nil},
+		{"invalid UTF-8", strings.Repeat("\xff\xfe", 3000), nil},
+	}
+	for _, tt := range tests {
+		ends := lineWindows(tt.line)
+		got := checkWindows(t, tt.name, tt.line, ends)
+		if tt.want != nil && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: %d windows of %v bytes, want %d of %v", tt.name, len(got), lens(got), len(tt.want), lens(tt.want))
+		}
+	}
+}
+
+// checkWindows checks what lineWindows promises of ends and returns the
+// windows.
+func checkWindows(t *testing.T, name, line string, ends []int) []string {
+	t.Helper()
+	var out []string
+	start := 0
+	for _, end := range ends {
+		if end <= start || end > len(line) {
+			t.Fatalf("%s: window %d..%d of a line of %d bytes", name, start, end, len(line))
+		}
+		w := line[start:end]
+		if len(w) > MaxLineBytes || EstimateTokens(w) > ChunkMaxTokens {
+			t.Fatalf("%s: window %d..%d: %d bytes, %d tokens", name, start, end, len(w), EstimateTokens(w))
+		}
+		if end < len(line) && !utf8.RuneStart(line[end]) {
+			t.Fatalf("%s: window ends at %d, inside a character", name, end)
+		}
+		out = append(out, w)
+		start = end
+	}
+	if start != len(line) {
+		t.Fatalf("%s: windows end at %d of %d", name, start, len(line))
+	}
+	if !isLongLine(line, EstimateTokens(line)) && len(ends) > 1 {
+		t.Fatalf("%s: a line within the limits is %d windows", name, len(ends))
+	}
+	return out
+}
+
+func lens(ws []string) []int {
+	out := make([]int, len(ws))
+	for i, w := range ws {
+		out[i] = len(w)
+	}
+	return out
+}
+
+// TestExtractOneLongLine: every extractor cuts a file of one 1 MB line
+// into leaves on line 1 within the limits, and a long line between
+// others into windows of its own line only.
+func TestExtractOneLongLine(t *testing.T) {
+	const size = 1 << 20
+	rep := func(f func(i int) string) string {
+		var sb strings.Builder
+		for i := 0; sb.Len() < size; i++ {
+			sb.WriteString(f(i))
+		}
+		return sb.String()
+	}
+	prose := rep(func(i int) string { return fmt.Sprintf("the quick brown fox %d jumps over the lazy dog, ", i) })
+	js := rep(func(i int) string {
+		return fmt.Sprintf("function f%d(a,b){return a+b*%d};var v%d=f%d(1,2);", i, i, i, i)
+	})
+	page := "<html><head><title>Page</title><script>var x=1;</script></head><body>" +
+		rep(func(i int) string {
+			if i%50 == 0 {
+				return fmt.Sprintf("<h2>Part %d</h2><p>%s</p>", i, strings.Repeat("long paragraph words ", 200))
+			}
+			return fmt.Sprintf("<p>item %d with <b>bold</b> text &amp; more</p><div>cell %d</div>", i, i)
+		}) + "</body></html>"
+	cases := []struct {
+		name     string
+		x        Extractor
+		line     string
+		verbatim bool
+	}{
+		{"text", textExtractor{kind: KindText}, prose, true},
+		{"data", textExtractor{kind: KindData, language: "json"}, `{"a":[` + rep(func(i int) string { return fmt.Sprintf(`{"id":%d,"name":"n%d"},`, i, i) }) + `0]}`, true},
+		{"code", newCodeExtractor(LangJavaScript), js, true},
+		{"code no spaces", newCodeExtractor(LangGo), strings.Repeat("QUJDRA", size/6), true},
+		{"markdown", markdownExtractor{}, "# Title " + prose, true},
+		{"markdown cjk", markdownExtractor{}, strings.Repeat("日本語の文章", size/18), true},
+		{"html", htmlExtractor{}, page, false},
+	}
+	for _, c := range cases {
+		for _, shape := range []struct {
+			name   string
+			text   string
+			line   int // the long line
+			before int // lines before it
+		}{
+			{"alone", c.line + "\n", 1, 0},
+			{"between", "first line\n\nsecond line\n" + c.line + "\nlast line\n", 4, 3},
+		} {
+			name := c.name + " " + shape.name
+			ex, err := c.x.Extract("f", shape.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkUnits(shape.text, ex, c.verbatim); err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			onLine := 0
+			for i, u := range ex.Units[1:] {
+				if u.Text == "" {
+					continue
+				}
+				if len(u.Text) > MaxLineBytes+shape.before*16 {
+					t.Errorf("%s: leaf %d (%d..%d) of %d bytes", name, i+1, u.StartLine, u.EndLine, len(u.Text))
+				}
+				if u.StartLine <= shape.line && u.EndLine >= shape.line {
+					onLine++
+					if c.verbatim && (u.StartLine != shape.line || u.EndLine != shape.line) {
+						t.Errorf("%s: window %d spans %d..%d, want line %d", name, i+1, u.StartLine, u.EndLine, shape.line)
+					}
+				}
+			}
+			if onLine < len(c.line)/MaxLineBytes {
+				t.Errorf("%s: %d leaves on the long line, want at least %d", name, onLine, len(c.line)/MaxLineBytes)
+			}
+		}
 	}
 }

@@ -28,8 +28,10 @@ type Unit struct {
 	EndLine     int      // 1-based, inclusive
 	Channel     string   // ChannelText, ChannelCode or ChannelMetadata (front matter)
 	// Text is empty for units with children (leaves carry text). For most
-	// kinds it is exactly the lines StartLine..EndLine; for HTML it is the
-	// visible text of those lines (KindDef.VerbatimText says which).
+	// kinds it is exactly the lines StartLine..EndLine, or for a window of a
+	// long line (StartLine == EndLine) a part of it; for HTML it is the
+	// visible text of those lines (KindDef.VerbatimText says which). No
+	// line of it is longer than MaxLineBytes or ChunkMaxTokens.
 	Text string
 }
 
@@ -43,7 +45,8 @@ type Extracted struct {
 }
 
 // Extractor turns a file's decoded text into evidence units. Extract must
-// be deterministic, never panic, and never cut a line.
+// be deterministic, never panic, and never cut a line that is not long
+// (see MaxLineBytes).
 type Extractor interface {
 	// Name and Version identify the extractor; an extraction records both.
 	Name() string

@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "1"
+	codeExtractorVersion = "2" // 2: long lines are cut into windows
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.

@@ -61,6 +61,7 @@ func FuzzExtractMarkdown(f *testing.F) {
 		"", "\n", "#", "# a\n#", "---\n---", "---\ntitle: x\n", "a\n===\nb\n---\n",
 		"```\n# no\n", "    ```\n# x\n    ```\n", "<!--\n# x\n", "~~~~\n~~~\n# x\n~~~~\n# y",
 		"- a\n---\n", "| a |\n| b |\n", strings.Repeat("word ", 2000), strings.Repeat("x\n", 3000),
+		"# h\n" + strings.Repeat("`a`|", 1000) + "\n```\n" + strings.Repeat("é", 3000),
 	} {
 		f.Add(s)
 	}
@@ -81,6 +82,7 @@ func FuzzExtractCode(f *testing.F) {
 		for _, s := range []string{
 			"", "}", "{", "'", "\"", "`", "/*", "\"\"\"", "r#\"", "<<EOF\n", "@x\n", "class A {\n",
 			"class A:\n  def f(self):\n    pass\n", "fn f() {\n}\n}\n}", "a /* b\n c */ d\n", "if x; then\nfi\nfi",
+			"x\n" + strings.Repeat("f(a,b);", 800) + "\n}",
 		} {
 			f.Add(byte(i), s)
 		}
@@ -96,6 +98,7 @@ func FuzzExtractHTML(f *testing.F) {
 	for _, s := range []string{
 		"", "<h1>", "<h1>a</h1><h2>b</h2>", "<pre>\n\n</pre>", "<script>", "<title>t</title><h1>x",
 		"a\n<h2>b</h2>\nc", "<svg><h1>x</h1>", "<body><head>x</head>y", "&amp;\n\n<p>\x00</p>",
+		strings.Repeat("<p>a b</p>", 2000), "<pre>" + strings.Repeat("x;", 2000) + "\n\ny</pre>", "<h1>" + strings.Repeat("w ", 3000),
 	} {
 		f.Add(s)
 	}
@@ -111,6 +114,21 @@ func FuzzExtractText(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		fuzzCheck(t, textExtractor{kind: KindText}, text, true)
+	})
+}
+
+// FuzzLineWindows: the windows of any line are the line, in order, each
+// within MaxLineBytes and ChunkMaxTokens and ending on a character
+// boundary; a line within the limits is one window.
+func FuzzLineWindows(f *testing.F) {
+	for _, s := range []string{
+		"", "a", strings.Repeat("word ", 1000), strings.Repeat("x", 4097), strings.Repeat("日本", 700),
+		strings.Repeat("a;", 600), strings.Repeat(" ", 3000) + "z", strings.Repeat("\xe6\x97", 2000),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		checkWindows(t, "fuzz", line, lineWindows(line))
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 
 const (
 	htmlExtractorName    = "html"
-	htmlExtractorVersion = "1"
+	htmlExtractorVersion = "2" // 2: long items and lines are cut into pieces
 )
 
 // htmlExtractor reduces an HTML page to its visible text and splits it
@@ -28,7 +28,8 @@ const (
 // its span, one line per block, not the file's lines (the kind is not
 // verbatim_text). Since spans are whole lines, a heading that shares a
 // line with the text before it does not start a section of its own, and a
-// page on one line (minified) is a single leaf.
+// page on one line (minified) is a single section, cut into chunks of its
+// blocks (and windows of its long blocks) that share that line.
 //
 // The title is the <title>, else the first h1, else the file name.
 type htmlExtractor struct{}
@@ -54,6 +55,23 @@ type htmlItem struct {
 	headText   string
 	pre        bool
 	tokens     int
+	blocks     []htmlBlock
+}
+
+// long reports whether an item must be cut into pieces: it is over
+// ChunkMaxTokens, or a line of its text is long (MaxLineBytes).
+func (it htmlItem) long() bool {
+	if it.tokens > ChunkMaxTokens {
+		return true
+	}
+	for _, bl := range it.blocks {
+		for line := range strings.SplitSeq(bl.text, "\n") {
+			if len(line) > MaxLineBytes {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // htmlSkip are elements whose content is never visible text.
@@ -317,15 +335,7 @@ func (htmlExtractor) Extract(p string, text string) (Extracted, error) {
 // groupBlocks merges blocks that share a source line into items.
 func groupBlocks(blocks []htmlBlock) []htmlItem {
 	var items []htmlItem
-	var texts []string
-	flush := func() {
-		if n := len(items); n > 0 {
-			items[n-1].text = strings.Join(texts, "\n")
-		}
-		texts = texts[:0]
-	}
 	for _, bl := range blocks {
-		texts = append(texts, bl.text)
 		if n := len(items); n > 0 && bl.start <= items[n-1].end {
 			it := &items[n-1]
 			if bl.end > it.end {
@@ -333,63 +343,145 @@ func groupBlocks(blocks []htmlBlock) []htmlItem {
 			}
 			it.pre = it.pre && bl.pre
 			it.tokens += EstimateTokens(bl.text)
+			it.blocks = append(it.blocks, bl)
 			continue
 		}
-		last := texts[len(texts)-1]
-		texts = texts[:len(texts)-1]
-		flush()
-		texts = append(texts, last)
-		it := htmlItem{start: bl.start, end: bl.end, pre: bl.pre, tokens: EstimateTokens(bl.text)}
+		it := htmlItem{start: bl.start, end: bl.end, pre: bl.pre, tokens: EstimateTokens(bl.text), blocks: []htmlBlock{bl}}
 		if bl.heading > 0 {
 			it.heading, it.headText = bl.heading, clipTo(bl.text, headingMax)
 		}
 		items = append(items, it)
 	}
-	flush()
+	for i := range items {
+		texts := make([]string, len(items[i].blocks))
+		for k, bl := range items[i].blocks {
+			texts[k] = bl.text
+		}
+		items[i].text = strings.Join(texts, "\n")
+	}
 	return items
 }
 
+// htmlPiece is the text of one leaf and the source lines it spans.
+type htmlPiece struct {
+	start, end int
+	text       string
+	pre        bool
+}
+
 // htmlSection appends a section over items (and its chunks when large).
+// An item that is long is alone in its chunk and cut into pieces.
 func htmlSection(units []Unit, title string, headingPath []string, items []htmlItem) []Unit {
 	if len(items) == 0 {
 		return units
 	}
-	total := 0
+	total, long := 0, false
 	tok := make([]int, len(items))
 	score := make([]int, len(items))
 	for i, it := range items {
 		total += it.tokens
 		tok[i] = it.tokens
 		score[i] = breakBest
-	}
-	leaf := func(level string, parent int, its []htmlItem) Unit {
-		texts := make([]string, len(its))
-		channel := ChannelCode
-		for i, it := range its {
-			texts[i] = it.text
-			if !it.pre {
-				channel = ChannelText
-			}
-		}
-		return Unit{
-			Level: level, Parent: parent, Title: title, HeadingPath: headingPath,
-			StartLine: its[0].start, EndLine: its[len(its)-1].end, Channel: channel,
-			Text: strings.Join(texts, "\n"),
+		if it.long() {
+			long = true
+			tok[i] = ChunkMaxTokens + 1
 		}
 	}
 	var parts [][2]int
-	if total > ChunkMaxTokens && len(items) > 1 {
+	if long || total > ChunkMaxTokens && len(items) > 1 {
 		parts = packItems(tok, score)
 	}
-	if len(parts) <= 1 {
-		return append(units, leaf(LevelSection, 0, items))
+	if len(parts) == 0 {
+		parts = [][2]int{{0, len(items)}}
 	}
-	sec := leaf(LevelSection, 0, items)
-	sec.Text = ""
-	idx := len(units)
-	units = append(units, sec)
+	var pieces []htmlPiece
 	for _, pt := range parts {
-		units = append(units, leaf(LevelChunk, idx, items[pt[0]:pt[1]]))
+		its := items[pt[0]:pt[1]]
+		if len(its) == 1 && its[0].long() {
+			pieces = append(pieces, its[0].pieces()...)
+			continue
+		}
+		p := htmlPiece{start: its[0].start, end: its[len(its)-1].end, pre: true}
+		texts := make([]string, len(its))
+		for i, it := range its {
+			texts[i] = it.text
+			p.pre = p.pre && it.pre
+		}
+		p.text = strings.Join(texts, "\n")
+		pieces = append(pieces, p)
+	}
+	leaf := func(level string, parent int, p htmlPiece) Unit {
+		channel := ChannelText
+		if p.pre {
+			channel = ChannelCode
+		}
+		return Unit{
+			Level: level, Parent: parent, Title: title, HeadingPath: headingPath,
+			StartLine: p.start, EndLine: p.end, Channel: channel, Text: p.text,
+		}
+	}
+	if len(pieces) <= 1 {
+		return append(units, leaf(LevelSection, 0, pieces[0]))
+	}
+	all := htmlPiece{start: items[0].start, end: items[len(items)-1].end, pre: true}
+	for _, it := range items {
+		all.pre = all.pre && it.pre
+	}
+	idx := len(units)
+	units = append(units, leaf(LevelSection, 0, all))
+	units[idx].Text = ""
+	for _, p := range pieces {
+		units = append(units, leaf(LevelChunk, idx, p))
 	}
 	return units
+}
+
+// pieces cuts a long item: its lines of text (a block is one line, a pre
+// block keeps its lines) are grouped into chunks, each spanning the source
+// lines of its blocks, and a line longer than the limits is cut into
+// windows (lineWindows) that span its block's lines.
+func (it htmlItem) pieces() []htmlPiece {
+	var lines []htmlPiece
+	var tok, score []int
+	for _, bl := range it.blocks {
+		for k, line := range strings.Split(bl.text, "\n") {
+			if isBlank(line) {
+				continue
+			}
+			n := EstimateTokens(line)
+			s := breakOK
+			if k == 0 {
+				s = breakBest
+			}
+			if isLongLine(line, n) {
+				n = ChunkMaxTokens + 1
+			}
+			lines = append(lines, htmlPiece{start: bl.start, end: bl.end, text: line, pre: bl.pre})
+			tok, score = append(tok, n), append(score, s)
+		}
+	}
+	var out []htmlPiece
+	for _, pt := range packItems(tok, score) {
+		ls := lines[pt[0]:pt[1]]
+		if len(ls) == 1 && tok[pt[0]] > ChunkMaxTokens {
+			start := 0
+			for _, end := range lineWindows(ls[0].text) {
+				if w := ls[0].text[start:end]; !isBlank(w) {
+					out = append(out, htmlPiece{start: ls[0].start, end: ls[0].end, text: w, pre: ls[0].pre})
+				}
+				start = end
+			}
+			continue
+		}
+		p := htmlPiece{start: ls[0].start, end: ls[0].end, pre: true}
+		texts := make([]string, len(ls))
+		for i, l := range ls {
+			texts[i] = l.text
+			p.start, p.end = min(p.start, l.start), max(p.end, l.end)
+			p.pre = p.pre && l.pre
+		}
+		p.text = strings.Join(texts, "\n")
+		out = append(out, p)
+	}
+	return out
 }

@@ -7,7 +7,7 @@ import (
 
 const (
 	markdownExtractorName    = "markdown"
-	markdownExtractorVersion = "2" // 2: heading attribute blocks dropped
+	markdownExtractorVersion = "3" // 2: heading attribute blocks dropped; 3: long lines are cut into windows
 
 	// headingMax is the longest heading kept as a title, in runes.
 	headingMax = 200

@@ -151,9 +151,13 @@ func TestExtractGoldenInvariants(t *testing.T) {
 //   - parents come before children, and a child's span lies in its parent's;
 //   - spans are within the file and start <= end;
 //   - leaves (units without children) carry text, other units none;
-//   - leaves are in line order and do not overlap;
-//   - verbatim: a leaf's text is exactly its lines, its first and last line
-//     are not blank, and every non-blank line is in exactly one leaf.
+//   - no line of a leaf's text is over MaxLineBytes or ChunkMaxTokens;
+//   - leaves are in line order and do not overlap, but for the windows of
+//     one long line (verbatim) or the pieces of a long item (HTML);
+//   - verbatim: a leaf's text is exactly its lines, or a window of its one
+//     long line (the windows of a line, in order, are the line but for
+//     white space between them); its first and last line are not blank,
+//     and every non-blank line is in exactly one leaf or in its windows.
 func checkUnits(text string, ex Extracted, verbatim bool) error {
 	lines := splitLines(text)
 	n := len(lines)
@@ -189,7 +193,9 @@ func checkUnits(text string, ex Extracted, verbatim bool) error {
 		children[u.Parent]++
 	}
 	covered := make([]int, n+1)
-	prevEnd := 0
+	prevStart, prevEnd, prevWindow := 0, 0, false
+	winOff := 0              // in the line prevEnd, where the last window ended
+	longAt, long := 0, false // whether line longAt is long
 	for i, u := range ex.Units[1:] {
 		i++
 		if children[i] > 0 {
@@ -201,15 +207,58 @@ func checkUnits(text string, ex Extracted, verbatim bool) error {
 		if u.Text == "" {
 			return fmt.Errorf("leaf %d (%d..%d) has no text", i, u.StartLine, u.EndLine)
 		}
-		if u.StartLine <= prevEnd {
-			return fmt.Errorf("leaf %d (%d..%d) overlaps or precedes the leaf before (ending %d)", i, u.StartLine, u.EndLine, prevEnd)
+		for _, l := range strings.Split(u.Text, "\n") {
+			if len(l) > MaxLineBytes || EstimateTokens(l) > ChunkMaxTokens {
+				return fmt.Errorf("leaf %d (%d..%d): a line of %d bytes, %d tokens", i, u.StartLine, u.EndLine, len(l), EstimateTokens(l))
+			}
 		}
-		prevEnd = u.EndLine
-		if !verbatim {
+		window := false
+		if verbatim && u.StartLine == u.EndLine {
+			line := lines[u.StartLine-1]
+			window = u.Text != line
+			if window {
+				if longAt != u.StartLine {
+					longAt, long = u.StartLine, isLongLine(line, EstimateTokens(line))
+				}
+				if !long {
+					return fmt.Errorf("leaf %d (line %d): text %q, line %q", i, u.StartLine, clipMsg(u.Text), clipMsg(line))
+				}
+				if !prevWindow || prevEnd != u.StartLine {
+					if err := windowsDone(lines, prevWindow, prevEnd, winOff); err != nil {
+						return err
+					}
+					winOff = 0
+				}
+				rest := line[winOff:]
+				trimmed := strings.TrimLeft(rest, " \t\r\f\v")
+				core := strings.TrimLeft(u.Text, " \t\r\f\v")
+				if !strings.HasPrefix(trimmed, core) || len(u.Text)-len(core) > len(rest)-len(trimmed) {
+					return fmt.Errorf("leaf %d (line %d): window %q does not follow at byte %d of the line", i, u.StartLine, clipMsg(u.Text), winOff)
+				}
+				winOff = len(line) - len(trimmed) + len(core)
+			}
+		}
+		switch {
+		case u.StartLine > prevEnd:
+		case window && prevWindow && u.StartLine == prevEnd:
+		case !verbatim && u.StartLine >= prevStart && u.EndLine >= prevEnd:
+		default:
+			return fmt.Errorf("leaf %d (%d..%d) overlaps or precedes the leaf before (%d..%d)", i, u.StartLine, u.EndLine, prevStart, prevEnd)
+		}
+		sameLine := window && prevWindow && u.StartLine == prevEnd
+		if !window {
+			if err := windowsDone(lines, prevWindow, prevEnd, winOff); err != nil {
+				return err
+			}
+		}
+		prevStart, prevEnd, prevWindow = u.StartLine, u.EndLine, window
+		if !verbatim || sameLine {
 			continue
 		}
-		if want := strings.Join(lines[u.StartLine-1:u.EndLine], "\n"); u.Text != want {
-			return fmt.Errorf("leaf %d (%d..%d): text %q, lines %q", i, u.StartLine, u.EndLine, u.Text, want)
+		if !window {
+			if want := strings.Join(lines[u.StartLine-1:u.EndLine], "\n"); u.Text != want {
+				return fmt.Errorf("leaf %d (%d..%d): text %q, lines %q", i, u.StartLine, u.EndLine, clipMsg(u.Text), clipMsg(want))
+			}
 		}
 		if isBlank(lines[u.StartLine-1]) || isBlank(lines[u.EndLine-1]) {
 			return fmt.Errorf("leaf %d (%d..%d) starts or ends with a blank line", i, u.StartLine, u.EndLine)
@@ -218,10 +267,13 @@ func checkUnits(text string, ex Extracted, verbatim bool) error {
 			covered[l]++
 		}
 	}
+	if err := windowsDone(lines, prevWindow, prevEnd, winOff); err != nil {
+		return err
+	}
 	if verbatim {
 		for l := 1; l <= n; l++ {
 			if !isBlank(lines[l-1]) && covered[l] != 1 {
-				return fmt.Errorf("line %d %q is in %d leaves", l, lines[l-1], covered[l])
+				return fmt.Errorf("line %d %q is in %d leaves", l, clipMsg(lines[l-1]), covered[l])
 			}
 		}
 	}
@@ -243,4 +295,21 @@ func TestTextTitle(t *testing.T) {
 			t.Errorf("textTitle(%q) = %q, want %q", tt.text, got, tt.want)
 		}
 	}
+}
+
+// windowsDone fails when the windows of a line (when the leaf before was
+// one) ended before its last non-blank byte.
+func windowsDone(lines []string, wasWindow bool, line, off int) error {
+	if wasWindow && !isBlank(lines[line-1][off:]) {
+		return fmt.Errorf("line %d: its windows end at byte %d of %d", line, off, len(lines[line-1]))
+	}
+	return nil
+}
+
+// clipMsg shortens s for an error message.
+func clipMsg(s string) string {
+	if len(s) > 80 {
+		return s[:60] + "..." + s[len(s)-17:]
+	}
+	return s
 }

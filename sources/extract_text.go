@@ -7,7 +7,7 @@ import (
 
 const (
 	textExtractorName    = "text"
-	textExtractorVersion = "2"
+	textExtractorVersion = "2" // 2: long lines are cut into windows; a first line standing alone titles the file
 )
 
 // maxTextTitleBytes bounds the first line that titles a plain-text file.
