@@ -143,6 +143,11 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if len(f.Paths) > 0 {
+		if _, err := sources.CompileGlobs(f.Paths); err != nil {
+			return nil, invalid("filters.paths%v", err)
+		}
+	}
 	if len(f.Facets) > MaxFilterValues {
 		return nil, invalid("filters.facets has %d entries; the limit is %d", len(f.Facets), MaxFilterValues)
 	}
