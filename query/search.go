@@ -134,7 +134,12 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 		return Ranked{}, err
 	}
 	snip := newMatcher(stemsOf(q.terms))
-	for _, c := range page {
+	for i, c := range page {
+		if i%snippetCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Ranked{}, err
+			}
+		}
 		out.Hits = append(out.Hits, c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}]))
 	}
 	if end < len(cands) {
@@ -228,7 +233,12 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 // feedback, and sorts them best first (ties by evidence id).
 func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) error {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
-	for _, c := range cands {
+	for i, c := range cands {
+		if i%scoreCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		c.score = sc.score(c)
 	}
 	if q.prof.prfDocs > 0 {
@@ -239,6 +249,14 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 	slices.SortFunc(cands, byScore)
 	return nil
 }
+
+// How many candidates stage B scores, and how many hits get their
+// snippet, between two looks at the context: a caller who has gone stops
+// the work within about a millisecond.
+const (
+	scoreCheckEvery   = 32
+	snippetCheckEvery = 8
+)
 
 // byScore orders candidates best first, ties by evidence id.
 func byScore(a, b *candidate) int {
