@@ -23,6 +23,9 @@ type Client struct {
 	token string
 	// Scope, when not empty, narrows every request (X-Tychora-Scope).
 	Scope string
+	// Instance, when not empty, names this client on every request
+	// (X-Tychora-Client).
+	Instance string
 	hc    *http.Client
 }
 

@@ -88,6 +88,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 				}
 			}
 			ctx = workspace.WithPrincipal(ctx, p)
+			if id := clientID(r); id != "" {
+				ctx = workspace.WithClient(ctx, id)
+			}
 		}
 		// 5. Body size: refuse a declared length over the limit before
 		// reading anything, and cap what is read otherwise.
@@ -100,6 +103,17 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// clientID is the client instance a request names: its X-Tychora-Client
+// header, else its MCP session; "" when neither is a valid id.
+func clientID(r *http.Request) string {
+	for _, h := range []string{workspace.ClientHeader, "Mcp-Session-Id"} {
+		if id := r.Header.Get(h); workspace.ValidClientID(id) {
+			return id
+		}
+	}
+	return ""
 }
 
 // anonymousAllowed reports whether r may proceed without a token: only the
