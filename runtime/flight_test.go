@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +23,13 @@ func TestIdenticalSearchesRankOnce(t *testing.T) {
 
 	// Hold every ranking slot, so that the callers all miss the cache
 	// and wait before any ranking runs.
-	for range cap(own.rankGate) {
-		own.rankGate <- struct{}{}
+	var holds []func(time.Duration)
+	for i := range own.rankGate.slots {
+		release, err := own.rankGate.acquire(ctx, fmt.Sprint("holder", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds = append(holds, release)
 	}
 	_, miss0 := own.cache.stats()
 	before := own.rankings.Load()
@@ -50,8 +56,8 @@ func TestIdenticalSearchesRankOnce(t *testing.T) {
 			t.Fatal("the callers did not all reach the cache")
 		}
 	}
-	for range cap(own.rankGate) {
-		<-own.rankGate
+	for _, release := range holds {
+		release(0)
 	}
 	wg.Wait()
 	seen := map[string]bool{}

@@ -82,37 +82,32 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	entry := own.cache.get(key)
 	fresh := false
 	if entry == nil {
-		// Identical questions asked at once (an agent's parallel calls,
-		// clients of one team) are ranked once: the others wait for that
-		// ranking. It runs on the owner's lifetime, not the first caller's
-		// context, so that a caller who gives up does not fail the others
-		// (a shutdown still cuts it). A panic in it is an INTERNAL error for
-		// every waiter: singleflight would re-raise it where nothing
-		// recovers, and the whole owner would go.
-		ch := own.flight.DoChan(key, func() (v any, err error) {
+		// Identical questions asked at once are ranked once
+		// (rankFlights): a caller who gives up does not fail the others,
+		// and the ranking stops when every caller has gone. A panic in it
+		// is an INTERNAL error for every waiter, not the end of the owner.
+		caller := callerKey(ctx, p)
+		fr, err := own.flights.do(ctx, own.life, key, func(fctx context.Context) (res flightResult, err error) {
 			defer func() {
 				if rec := recover(); rec != nil {
 					own.log.Error("search ranking panicked", "panic", rec, "stack", string(debug.Stack()))
-					v, err = nil, workspace.Errorf(workspace.CodeInternal, "internal error")
+					res, err = flightResult{}, workspace.Errorf(workspace.CodeInternal, "internal error")
 				}
 			}()
-			ranked, err := own.rank(own.life, p, norm)
+			ranked, err := own.rank(fctx, caller, p, norm)
 			if err != nil {
-				return nil, err
+				return flightResult{}, err
 			}
 			e, inserted := own.cache.put(key, ranked)
 			return flightResult{e, inserted}, nil
 		})
-		select {
-		case r := <-ch:
-			if r.Err != nil {
-				return interfaces.SearchOutput{}, r.Err
+		if err != nil {
+			if ctx.Err() != nil {
+				return interfaces.SearchOutput{}, ctx.Err()
 			}
-			fr := r.Val.(flightResult)
-			entry, fresh = fr.entry, fr.inserted
-		case <-ctx.Done():
-			return interfaces.SearchOutput{}, ctx.Err()
+			return interfaces.SearchOutput{}, err
 		}
+		entry, fresh = fr.entry, fr.inserted
 	}
 	r := entry.ranked
 	hits := slices.Clone(r.Hits)
@@ -185,20 +180,14 @@ func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *
 	}
 }
 
-// rank runs the engine through a FIFO gate. A ranking holds a read
-// connection for its whole length, and database/sql hands a freed
-// connection to a random waiter: with more searches than connections, some
-// waited turn after turn while later ones went first. The gate admits at
-// most rankSlots rankings at a time, in arrival order, and leaves a
-// connection free for the short reads every answer and every other tool
-// makes.
-func (own *Owner) rank(ctx context.Context, p workspace.Principal, req query.QueryRequest) (query.Ranked, error) {
-	select {
-	case own.rankGate <- struct{}{}:
-	case <-ctx.Done():
-		return query.Ranked{}, ctx.Err()
+// rank runs the engine when the fair gate (rankGate) admits the caller.
+func (own *Owner) rank(ctx context.Context, caller string, p workspace.Principal, req query.QueryRequest) (query.Ranked, error) {
+	release, err := own.rankGate.acquire(ctx, caller)
+	if err != nil {
+		return query.Ranked{}, err
 	}
-	defer func() { <-own.rankGate }()
+	start := time.Now()
+	defer func() { release(time.Since(start)) }()
 	own.rankings.Add(1)
 	return own.engine.Search(ctx, p, req)
 }
