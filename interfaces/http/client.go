@@ -26,7 +26,7 @@ type Client struct {
 	// Instance, when not empty, names this client on every request
 	// (X-Tychora-Client).
 	Instance string
-	hc    *http.Client
+	hc       *http.Client
 }
 
 var _ interfaces.Service = (*Client)(nil)
