@@ -258,3 +258,35 @@ func waitFlightCallers(t *testing.T, own *Owner, n int) {
 		}
 	}
 }
+
+// TestCallerPerProcess: two processes holding the owner token (a bridge, a
+// CLI command: ConnectLocal clients) are two callers to the gate, each
+// named by its X-Tychora-Client id, not one "owner".
+func TestCallerPerProcess(t *testing.T) {
+	own, _, ctx := harbourOwner(t)
+	c1, _, err := ConnectLocal(ctx, own.opts.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _, err := ConnectLocal(ctx, own.opts.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1.Instance, c2.Instance = "proc-one", "proc-two"
+	unhold := holdGate(t, own)
+	var wg sync.WaitGroup
+	for i, c := range []interfaces.Service{c1, c2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := fmt.Sprintf("pilot buoy %d", i)
+			if _, err := c.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: q}}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-one", 1)
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-two", 1)
+	unhold()
+	wg.Wait()
+}
