@@ -32,6 +32,28 @@ const (
 	MaxBudgetTokens = 1 << 20
 )
 
+// A normalized request is heavy (Heavy) past one of these: the owner lets
+// heavy searches take only some of its ranking slots (docs/search.md).
+const (
+	HeavyQuestionTerms = 32
+	HeavyGlobPatterns  = 16
+)
+
+// Heavy reports whether a normalized request is of the kind whose cost
+// grows toward the request limits: a question of more than
+// HeavyQuestionTerms words, or path globs that expand to more than
+// HeavyGlobPatterns brace-free patterns.
+func Heavy(req QueryRequest) bool {
+	if countTokens(req.Question, HeavyQuestionTerms+1) > HeavyQuestionTerms {
+		return true
+	}
+	if f := req.Filters; f != nil && len(f.Paths) > 0 {
+		set, err := sources.CompileGlobs(f.Paths)
+		return err != nil || set.Len() > HeavyGlobPatterns
+	}
+	return false
+}
+
 // ModalityLexical is the one modality of this build.
 const ModalityLexical = "lexical"
 
