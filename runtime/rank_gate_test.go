@@ -16,16 +16,16 @@ import (
 // gateRun is one acquire in flight in a test.
 type gateRun struct {
 	caller  string
-	release func(time.Duration)
+	release func()
 	err     error
 	done    chan struct{}
 }
 
-func startAcquire(ctx context.Context, g *rankGate, caller string, admitted chan<- *gateRun) *gateRun {
+func startAcquire(ctx context.Context, g *rankGate, caller string, heavy bool, admitted chan<- *gateRun) *gateRun {
 	r := &gateRun{caller: caller, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.release, r.err = g.acquire(ctx, caller)
+		r.release, r.err = g.acquire(ctx, caller, heavy)
 		if r.err == nil && admitted != nil {
 			admitted <- r
 		}
@@ -59,23 +59,23 @@ func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
 func TestRankGateOneSlotPerCaller(t *testing.T) {
 	g := newRankGate(2)
 	ctx := context.Background()
-	relA, err := g.acquire(ctx, "a")
+	relA, err := g.acquire(ctx, "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admitted := make(chan *gateRun, 5)
 	for range 5 {
-		startAcquire(ctx, g, "a", admitted)
+		startAcquire(ctx, g, "a", false, admitted)
 	}
 	waitWaiting(t, g, "a", 5)
-	relB, err := g.acquire(ctx, "b") // the second slot, at once
+	relB, err := g.acquire(ctx, "b", false) // the second slot, at once
 	if err != nil {
 		t.Fatal(err)
 	}
-	relB(0)
-	relA(0)
+	relB()
+	relA()
 	for range 5 {
-		(<-admitted).release(0)
+		(<-admitted).release()
 	}
 }
 
@@ -85,81 +85,78 @@ func TestRankGateOneSlotPerCaller(t *testing.T) {
 func TestRankGateRoundRobin(t *testing.T) {
 	g := newRankGate(1)
 	ctx := context.Background()
-	relA, err := g.acquire(ctx, "a")
+	relA, err := g.acquire(ctx, "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admitted := make(chan *gateRun, 4)
 	for i := range 3 {
-		startAcquire(ctx, g, "a", admitted)
+		startAcquire(ctx, g, "a", false, admitted)
 		waitWaiting(t, g, "a", i+1)
 	}
-	startAcquire(ctx, g, "b", admitted)
+	startAcquire(ctx, g, "b", false, admitted)
 	waitWaiting(t, g, "b", 1)
-	relA(0)
+	relA()
 	var order []string
 	for range 4 {
 		r := <-admitted
 		order = append(order, r.caller)
-		r.release(0)
+		r.release()
 	}
 	if got := fmt.Sprint(order); got != "[a b a a]" {
 		t.Fatalf("turns %s, want [a b a a]", got)
 	}
 }
 
-// TestRankGateHeavyLane: callers whose rankings took long share one slot
-// (of three); a caller with quick rankings still finds one free.
+// TestRankGateHeavyLane: heavy searches share one slot (of three),
+// whoever sends them; a light search still finds one free.
 func TestRankGateHeavyLane(t *testing.T) {
 	g := newRankGate(3)
 	ctx := context.Background()
-	for _, c := range []string{"a", "c"} {
-		rel, err := g.acquire(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel(heavyRanking) // its next ranking is heavy
-	}
-	relA, err := g.acquire(ctx, "a")
+	relA, err := g.acquire(ctx, "a", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runC := startAcquire(ctx, g, "c", nil)
-	waitWaiting(t, g, "c", 1) // two slots free, but the heavy lane is full
-	relB, err := g.acquire(ctx, "b")
+	runC := startAcquire(ctx, g, "c", true, nil)
+	waitWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
+	relB, err := g.acquire(ctx, "b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	relB(time.Millisecond)
-	relA(time.Millisecond) // quick now: a is light again
+	relA2 := startAcquire(ctx, g, "a", false, nil) // a's light search waits for a's heavy one
+	waitWaiting(t, g, "a", 1)
+	relB()
+	relA()
 	<-runC.done
-	if runC.err != nil {
-		t.Fatal(runC.err)
+	<-relA2.done
+	if runC.err != nil || relA2.err != nil {
+		t.Fatal(runC.err, relA2.err)
 	}
-	runC.release(0)
+	runC.release()
+	relA2.release()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.running != 0 || g.heavyRunning != 0 || len(g.line) != 0 {
-		t.Fatalf("gate not empty: running %d heavy %d line %d", g.running, g.heavyRunning, len(g.line))
+	if g.running != 0 || g.heavyRunning != 0 || len(g.line) != 0 || len(g.callers) != 0 {
+		t.Fatalf("gate not empty: running %d heavy %d line %d callers %d", g.running, g.heavyRunning, len(g.line), len(g.callers))
 	}
 }
 
 // TestRankGateCancelWhileWaiting: a caller that gives up leaves the line.
 func TestRankGateCancelWhileWaiting(t *testing.T) {
 	g := newRankGate(1)
-	rel, err := g.acquire(context.Background(), "a")
+	rel, err := g.acquire(context.Background(), "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := startAcquire(ctx, g, "b", nil)
+	r := startAcquire(ctx, g, "b", false, nil)
 	waitWaiting(t, g, "b", 1)
 	cancel()
 	<-r.done
 	if !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("err %v", r.err)
 	}
-	rel(0)
+	rel()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.running != 0 || len(g.line) != 0 || len(g.callers) != 0 {
@@ -170,9 +167,9 @@ func TestRankGateCancelWhileWaiting(t *testing.T) {
 // holdGate takes every ranking slot; the returned func gives them back.
 func holdGate(t *testing.T, own *Owner) func() {
 	t.Helper()
-	var holds []func(time.Duration)
+	var holds []func()
 	for i := range own.rankGate.slots {
-		rel, err := own.rankGate.acquire(context.Background(), fmt.Sprint("holder", i))
+		rel, err := own.rankGate.acquire(context.Background(), fmt.Sprint("holder", i), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,54 +177,92 @@ func holdGate(t *testing.T, own *Owner) func() {
 	}
 	return func() {
 		for _, rel := range holds {
-			rel(0)
+			rel()
 		}
 	}
 }
 
-// TestSharedRankingCancel: one caller of a shared ranking who gives up
-// does not fail the other; when every caller has gone, the ranking stops
-// and never runs.
-func TestSharedRankingCancel(t *testing.T) {
-	own, svc, ctx := harbourOwner(t)
-	args := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "where does the pilot board"}}
+// TestRankFlightLeave: one caller of a shared ranking who gives up does
+// not fail the other, nor cancel the ranking; when every caller has gone,
+// the ranking's context ends.
+func TestRankFlightLeave(t *testing.T) {
+	var f rankFlights
+	life := context.Background()
+	proceed := make(chan struct{})
+	cut := make(chan struct{})
+	fn := func(fctx context.Context) (flightResult, error) {
+		select {
+		case <-proceed:
+			return flightResult{inserted: true}, nil
+		case <-fctx.Done():
+			close(cut)
+			return flightResult{}, fctx.Err()
+		}
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() { _, err := f.do(gone, life, "k", fn); errs <- err }()
+	got := make(chan flightResult, 1)
+	go func() {
+		r, err := f.do(context.Background(), life, "k", fn)
+		errs <- err
+		got <- r
+	}()
+	waitFlight(t, &f, 2)
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up: %v", err)
+	}
+	waitFlight(t, &f, 1)
+	close(proceed)
+	if err := <-errs; err != nil || !(<-got).inserted {
+		t.Fatalf("the caller that stayed: %v", err)
+	}
+	select {
+	case <-cut:
+		t.Fatal("the ranking was cancelled while a caller waited for it")
+	default:
+	}
 
-	// Two callers share a ranking; the first gives up.
+	// Its only caller gives up: the ranking's context ends.
+	cut = make(chan struct{})
+	proceed = make(chan struct{})
+	gone, cancel = context.WithCancel(context.Background())
+	go func() { _, err := f.do(gone, life, "k2", fn); errs <- err }()
+	waitFlight(t, &f, 1)
+	cancel()
+	<-errs
+	<-cut
+}
+
+func waitFlight(t *testing.T, f *rankFlights, n int) {
+	t.Helper()
+	count := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := 0
+		for _, fl := range f.flights {
+			c += fl.callers
+		}
+		return c
+	}
+	for deadline := time.Now().Add(10 * time.Second); count() != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers share a ranking, want %d", count(), n)
+		}
+	}
+}
+
+// TestSearchGivenUp: a search whose caller gives up while it waits for
+// its turn is never ranked.
+func TestSearchGivenUp(t *testing.T) {
+	own, svc, ctx := harbourOwner(t)
+	before := own.rankings.Load()
 	unhold := holdGate(t, own)
 	gone, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var errGone, errStay error
-	var hits int
-	wg.Add(2)
-	go func() { defer wg.Done(); _, errGone = svc.Search(gone, args) }()
-	go func() {
-		defer wg.Done()
-		out, err := svc.Search(ctx, args)
-		errStay, hits = err, len(out.Result.Hits)
-	}()
-	waitFlightCallers(t, own, 2)
-	cancel()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if flightCallers(own) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the caller that gave up is still counted")
-		}
-	}
-	unhold()
-	wg.Wait()
-	if !errors.Is(errGone, context.Canceled) || errStay != nil || hits == 0 {
-		t.Fatalf("gone: %v; stayed: %v with %d hits", errGone, errStay, hits)
-	}
-
-	// Its only caller gives up: the ranking leaves the gate unrun.
-	before := own.rankings.Load()
-	unhold = holdGate(t, own)
-	gone, cancel = context.WithCancel(ctx)
 	done := make(chan error, 1)
-	other := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "outer buoy"}}
-	go func() { _, err := svc.Search(gone, other); done <- err }()
+	args := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "outer buoy"}}
+	go func() { _, err := svc.Search(gone, args); done <- err }()
 	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID, 1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -237,25 +272,6 @@ func TestSharedRankingCancel(t *testing.T) {
 	unhold()
 	if n := own.rankings.Load() - before; n != 0 {
 		t.Fatalf("%d rankings ran for a search nobody waits for", n)
-	}
-}
-
-func flightCallers(own *Owner) int {
-	own.flights.mu.Lock()
-	defer own.flights.mu.Unlock()
-	n := 0
-	for _, f := range own.flights.flights {
-		n += f.callers
-	}
-	return n
-}
-
-func waitFlightCallers(t *testing.T, own *Owner, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); flightCallers(own) != n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers share a ranking, want %d", flightCallers(own), n)
-		}
 	}
 }
 

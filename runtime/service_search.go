@@ -77,6 +77,15 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		return interfaces.SearchOutput{}, err
 	}
 
+	// The caller's turn (rankGate): it covers the ranking and the fit, the
+	// two parts whose cost grows with the request.
+	caller := callerKey(ctx, p)
+	release, err := own.rankGate.acquire(ctx, caller, query.Heavy(norm))
+	if err != nil {
+		return interfaces.SearchOutput{}, err
+	}
+	defer release()
+
 	// The ranking, cached per index generation, scope and request.
 	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
 	entry := own.cache.get(key)
@@ -86,7 +95,6 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		// (rankFlights): a caller who gives up does not fail the others,
 		// and the ranking stops when every caller has gone. A panic in it
 		// is an INTERNAL error for every waiter, not the end of the owner.
-		caller := callerKey(ctx, p)
 		fr, err := own.flights.do(ctx, own.life, key, func(fctx context.Context) (res flightResult, err error) {
 			defer func() {
 				if rec := recover(); rec != nil {
@@ -94,7 +102,8 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 					res, err = flightResult{}, workspace.Errorf(workspace.CodeInternal, "internal error")
 				}
 			}()
-			ranked, err := own.rank(fctx, caller, p, norm)
+			own.rankings.Add(1)
+			ranked, err := own.engine.Search(fctx, p, norm)
 			if err != nil {
 				return flightResult{}, err
 			}
@@ -178,18 +187,6 @@ func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *
 		}
 		return &c
 	}
-}
-
-// rank runs the engine when the fair gate (rankGate) admits the caller.
-func (own *Owner) rank(ctx context.Context, caller string, p workspace.Principal, req query.QueryRequest) (query.Ranked, error) {
-	release, err := own.rankGate.acquire(ctx, caller)
-	if err != nil {
-		return query.Ranked{}, err
-	}
-	start := time.Now()
-	defer func() { release(time.Since(start)) }()
-	own.rankings.Add(1)
-	return own.engine.Search(ctx, p, req)
 }
 
 // rankSlots is how many rankings may run at once with a read pool of
