@@ -22,10 +22,11 @@ const (
 	MaxGlobWildcards = 16
 	// MaxGlobAlternatives bounds the brace-free patterns one glob
 	// expands to ("{a,b}/{c,d}" is 4).
-	MaxGlobAlternatives = 64
+	MaxGlobAlternatives = 32
 	// MaxGlobSetAlternatives bounds the brace-free patterns all globs of
-	// one list expand to.
-	MaxGlobSetAlternatives = 256
+	// one list expand to (after duplicates are dropped): what one path
+	// costs to match.
+	MaxGlobSetAlternatives = 64
 )
 
 // GlobSet is a list of doublestar globs compiled once: each glob's braces
