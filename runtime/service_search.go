@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
@@ -77,19 +78,25 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		return interfaces.SearchOutput{}, err
 	}
 
-	// The caller's turn (rankGate): it covers the ranking and the fit, the
-	// two parts whose cost grows with the request.
-	caller := callerKey(ctx, p)
-	release, err := own.rankGate.acquire(ctx, caller, query.Heavy(norm))
-	if err != nil {
-		return interfaces.SearchOutput{}, err
-	}
-	defer release()
-
 	// The ranking, cached per index generation, scope and request.
 	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
 	entry := own.cache.get(key)
 	fresh := false
+	// A search the cache cannot answer waits for its caller's turn
+	// (rankGate), which covers the ranking and the fit: the two parts
+	// whose cost grows with the request. An answer from the cache is
+	// quick and takes no turn.
+	endTurn := func() {}
+	defer func() { endTurn() }()
+	if entry == nil {
+		release, err := own.rankGate.acquire(ctx, callerKey(ctx, p), query.Heavy(norm))
+		if err != nil {
+			return interfaces.SearchOutput{}, err
+		}
+		endTurn = sync.OnceFunc(release)
+		// Ranked while this caller waited (its own earlier search, say)?
+		entry = own.cache.peek(key)
+	}
 	if entry == nil {
 		// Identical questions asked at once are ranked once
 		// (rankFlights): a caller who gives up does not fail the others,
@@ -148,6 +155,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	if err != nil {
 		return interfaces.SearchOutput{}, err
 	}
+	endTurn()
 	entry.keepCosts(format, counter, fit.Costs)
 	if err := render.CheckResultSize(len(fit.Structured) + len(fit.Rendered)); err != nil {
 		return interfaces.SearchOutput{}, err
