@@ -146,7 +146,12 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 		return Ranked{}, err
 	}
 	snip := newMatcher(stemsOf(q.terms))
-	for _, c := range page {
+	for i, c := range page {
+		if i%snippetCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return Ranked{}, err
+			}
+		}
 		out.Hits = append(out.Hits, c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}]))
 	}
 	if end < len(cands) {
@@ -246,7 +251,12 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 // (rerankFiles), and returns the candidates best first.
 func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) ([]*candidate, error) {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
-	for _, c := range cands {
+	for i, c := range cands {
+		if i%scoreCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		c.score = sc.score(c)
 	}
 	if !e.Exhaustive {
@@ -263,6 +273,14 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 	rerankFiles(q, q.asked, cands)
 	return cands, nil
 }
+
+// How many candidates stage B scores, and how many hits get their
+// snippet, between two looks at the context: a caller who has gone stops
+// the work within about a millisecond.
+const (
+	scoreCheckEvery   = 32
+	snippetCheckEvery = 8
+)
 
 // byScore orders candidates best first, ties by evidence id.
 func byScore(a, b *candidate) int {

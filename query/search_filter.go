@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
+	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -172,10 +172,15 @@ func (e *Engine) resolveScope(ctx context.Context, tx *sql.Tx, p workspace.Princ
 
 // matchPaths lists the indexed files, within the collections and sources
 // sf allows, whose source-relative path matches one of the globs, as
-// "source\x00path" keys. Globs are matched in Go with doublestar (SQLite's
-// GLOB has other rules); the file list is narrowed first by the globs'
-// literal prefixes.
+// "source\x00path" keys. The globs are compiled once (sources.CompileGlobs:
+// braces expanded within limits, doublestar semantics; SQLite's GLOB has
+// other rules) and the file list is narrowed first by their literal
+// prefixes. ctx is checked every pathCheckEvery files.
 func matchPaths(ctx context.Context, tx *sql.Tx, sf *scopeFilter, globs []string) ([]string, error) {
+	set, err := sources.CompileGlobs(globs)
+	if err != nil {
+		return nil, invalid("filters.paths%v", err)
+	}
 	q := `SELECT fi.source_id, fi.path FROM files fi JOIN sources s ON s.id = fi.source_id WHERE fi.status = 'indexed'`
 	var args []any
 	if sf.collections != nil {
@@ -186,20 +191,13 @@ func matchPaths(ctx context.Context, tx *sql.Tx, sf *scopeFilter, globs []string
 		q += " AND fi.source_id IN " + placeholders(len(sf.sources))
 		args = append(args, anyStrings(sf.sources)...)
 	}
-	var ranges []string
-	var rangeArgs []any
-	for _, g := range globs {
-		pre := literalPrefix(g)
-		if pre == "" {
-			ranges = nil
-			break
+	if pres := set.Prefixes(); len(pres) > 0 {
+		ranges := make([]string, 0, len(pres))
+		for _, pre := range pres {
+			ranges = append(ranges, "(fi.path >= ? AND fi.path < ?)")
+			args = append(args, pre, pre+"\U0010FFFF")
 		}
-		ranges = append(ranges, "(fi.path >= ? AND fi.path < ?)")
-		rangeArgs = append(rangeArgs, pre, pre+"\U0010FFFF")
-	}
-	if len(ranges) > 0 {
 		q += " AND (" + strings.Join(ranges, " OR ") + ")"
-		args = append(args, rangeArgs...)
 	}
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -207,16 +205,18 @@ func matchPaths(ctx context.Context, tx *sql.Tx, sf *scopeFilter, globs []string
 	}
 	defer rows.Close()
 	keys := []string{}
-	for rows.Next() {
+	for n := 0; rows.Next(); n++ {
+		if n%pathCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		var src, path string
 		if err := rows.Scan(&src, &path); err != nil {
 			return nil, fmt.Errorf("search filters: %w", err)
 		}
-		for _, g := range globs {
-			if ok, _ := doublestar.Match(g, path); ok {
-				keys = append(keys, src+"\x00"+path)
-				break
-			}
+		if set.Match(path) {
+			keys = append(keys, src+"\x00"+path)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -225,14 +225,9 @@ func matchPaths(ctx context.Context, tx *sql.Tx, sf *scopeFilter, globs []string
 	return keys, nil
 }
 
-// literalPrefix is the part of a glob before its first meta character.
-func literalPrefix(g string) string {
-	i := strings.IndexAny(g, `*?[{\`)
-	if i < 0 {
-		return g
-	}
-	return g[:i]
-}
+// pathCheckEvery is how many files matchPaths matches between two looks at
+// its context.
+const pathCheckEvery = 256
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

@@ -2,7 +2,10 @@ package query
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tychora/tychora/workspace"
@@ -98,6 +101,58 @@ func TestSearchFilterErrors(t *testing.T) {
 	onlyB := workspace.Principal{ID: "b-reader", Grant: workspace.GrantRead, Collections: []string{"b"}}
 	_, err := env.engine.Search(ctx, onlyB, QueryRequest{Question: "walrus", Filters: &Filters{Sources: []string{srcA}}})
 	wantCode(t, err, workspace.CodeNotFound)
+}
+
+// TestSearchGlobLimits: the nested-brace glob that cost seconds of CPU per
+// search, and 64 copies of it, are refused before any file is matched,
+// with a message naming the limit.
+func TestSearchGlobLimits(t *testing.T) {
+	env, _, _ := filterEnv(t)
+	nested := strings.Repeat("{", 250) + "a" + strings.Repeat(",b}", 250)
+	many := make([]string, MaxFilterValues)
+	for i := range many {
+		many[i] = strings.Repeat("{", 250) + fmt.Sprintf("%02d", i) + strings.Repeat(",b}", 250)
+	}
+	wide := make([]string, 3)
+	for i := range wide {
+		wide[i] = strings.Repeat("z", i) + "{a,b}{c,d}{e,f}{g,h}{i,j}"
+	}
+	for _, c := range []struct {
+		name  string
+		globs []string
+		want  string
+	}{
+		{"nested", []string{nested}, "braces nest 250 deep; the limit is 4"},
+		{"64 nested", many, "braces nest 250 deep; the limit is 4"},
+		{"alternatives in all", wide, "the limit is 64"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := env.engine.Search(context.Background(), env.all, QueryRequest{Question: "walrus", Filters: &Filters{Paths: c.globs}})
+			wantCode(t, err, workspace.CodeInvalidArgument)
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not say %q", err, c.want)
+			}
+		})
+	}
+	// Within the limits, braces still match.
+	res := env.search(env.all, QueryRequest{Question: "walrus", Filters: &Filters{Paths: []string{"{docs/{deep/,},}*.{md,go}"}}, Limit: 100})
+	if got, want := paths(res.Hits), []string{"docs/guide.md", "docs/deep/faq.md", "main.go", "main_test.go", "b.go"}; !sameSet(got, want) || len(got) != len(want) {
+		t.Fatalf("hits %v, want %v", got, want)
+	}
+}
+
+// TestSearchCancelled: a search whose caller has gone stops with the
+// context's error instead of running to its end.
+func TestSearchCancelled(t *testing.T) {
+	env, _, _ := filterEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, f := range []*Filters{nil, {Paths: []string{"**/*.go"}}} {
+		_, err := env.engine.Search(ctx, env.all, QueryRequest{Question: "walrus", Filters: f})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("filters %v: err = %v, want context.Canceled", f, err)
+		}
+	}
 }
 
 func TestSearchGrantIsolation(t *testing.T) {

@@ -33,6 +33,28 @@ const (
 	MaxBudgetTokens = 1 << 20
 )
 
+// A normalized request is heavy (Heavy) past one of these: the owner lets
+// heavy searches take only some of its ranking slots (docs/search.md).
+const (
+	HeavyQuestionTerms = 32
+	HeavyGlobPatterns  = 16
+)
+
+// Heavy reports whether a normalized request is of the kind whose cost
+// grows toward the request limits: a question of more than
+// HeavyQuestionTerms words, or path globs that expand to more than
+// HeavyGlobPatterns brace-free patterns.
+func Heavy(req QueryRequest) bool {
+	if countTokens(req.Question, HeavyQuestionTerms+1) > HeavyQuestionTerms {
+		return true
+	}
+	if f := req.Filters; f != nil && len(f.Paths) > 0 {
+		set, err := sources.CompileGlobs(f.Paths)
+		return err != nil || set.Len() > HeavyGlobPatterns
+	}
+	return false
+}
+
 // ModalityLexical is the one modality of this build.
 const ModalityLexical = "lexical"
 
@@ -143,6 +165,11 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 		return !strings.HasPrefix(s, "/") && doublestar.ValidatePattern(s)
 	}); err != nil {
 		return nil, err
+	}
+	if len(f.Paths) > 0 {
+		if _, err := sources.CompileGlobs(f.Paths); err != nil {
+			return nil, invalid("filters.paths%v", err)
+		}
 	}
 	if len(f.Facets) > MaxFilterValues {
 		return nil, invalid("filters.facets has %d entries; the limit is %d", len(f.Facets), MaxFilterValues)

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -101,6 +102,29 @@ func TestNormalizeFilterCase(t *testing.T) {
 		_, err := Normalize(QueryRequest{Question: "x", Filters: &Filters{Facets: f}})
 		if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
 			t.Errorf("facets %v: %v", f, err)
+		}
+	}
+}
+
+func TestHeavy(t *testing.T) {
+	many := make([]string, HeavyGlobPatterns+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("d%d/**", i)
+	}
+	for _, c := range []struct {
+		name string
+		req  QueryRequest
+		want bool
+	}{
+		{"short", QueryRequest{Question: "goroutine scheduler"}, false},
+		{"words at the bound", QueryRequest{Question: strings.Repeat("w ", HeavyQuestionTerms)}, false},
+		{"long question", QueryRequest{Question: strings.Repeat("w ", HeavyQuestionTerms+1)}, true},
+		{"a few globs", QueryRequest{Question: "x", Filters: &Filters{Paths: []string{"{a,b}/**/*.go"}}}, false},
+		{"many glob patterns", QueryRequest{Question: "x", Filters: &Filters{Paths: many}}, true},
+		{"braces count", QueryRequest{Question: "x", Filters: &Filters{Paths: []string{"{a,b}{c,d}{e,f}{g,h}{i,j}"}}}, true},
+	} {
+		if got := Heavy(c.req); got != c.want {
+			t.Errorf("%s: Heavy = %v", c.name, got)
 		}
 	}
 }

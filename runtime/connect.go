@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/workspace"
 )
@@ -28,6 +30,7 @@ func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, e
 	if err != nil {
 		return nil, Endpoint{}, ErrNoOwner
 	}
+	c.Instance = clientInstance()
 	hctx, cancel := context.WithTimeout(ctx, proveTimeout)
 	defer cancel()
 	h, err := c.Health(hctx)
@@ -39,6 +42,11 @@ func ConnectLocal(ctx context.Context, dir string) (*httpapi.Client, Endpoint, e
 	}
 	return c, ep, nil
 }
+
+// clientInstance is this process's X-Tychora-Client id: the owner shares
+// its searches fairly between processes that hold the same token (every
+// bridge and CLI command holds the owner token).
+var clientInstance = sync.OnceValue(func() string { return uuid.NewString() })
 
 // OpenLocal opens the workspace in-process for one command: it becomes the
 // owner (lock, storage, loopback listener, endpoint.json) so that siblings

@@ -2,12 +2,12 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/query"
@@ -22,10 +22,14 @@ func TestIdenticalSearchesRankOnce(t *testing.T) {
 
 	// Hold every ranking slot, so that the callers all miss the cache
 	// and wait before any ranking runs.
-	for range cap(own.rankGate) {
-		own.rankGate <- struct{}{}
+	var holds []func()
+	for i := range own.rankGate.slots {
+		release, err := own.rankGate.acquire(ctx, fmt.Sprint("holder", i), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds = append(holds, release)
 	}
-	_, miss0 := own.cache.stats()
 	before := own.rankings.Load()
 	const callers = 8
 	var wg sync.WaitGroup
@@ -35,23 +39,20 @@ func TestIdenticalSearchesRankOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := svc.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "where does the pilot board"}})
+			// Callers of their own: one caller's searches take turns.
+			cctx := workspace.WithClient(ctx, fmt.Sprint("caller", i))
+			out, err := svc.Search(cctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "where does the pilot board"}})
 			if err == nil && len(out.Result.Hits) == 0 {
 				t.Errorf("caller %d: no hits", i)
 			}
 			runIDs[i], errs[i] = out.Result.RunID, err
 		}()
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, miss := own.cache.stats(); miss-miss0 >= callers {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the callers did not all reach the cache")
-		}
+	for i := range callers {
+		waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/"+fmt.Sprint("caller", i), 1)
 	}
-	for range cap(own.rankGate) {
-		<-own.rankGate
+	for _, release := range holds {
+		release()
 	}
 	wg.Wait()
 	seen := map[string]bool{}

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/jobs"
@@ -103,10 +101,10 @@ type Owner struct {
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
-	rankGate   chan struct{} // FIFO admission of rankings (see rank)
+	rankGate   *rankGate // fair admission of rankings
 	runs       *query.Recorder
 	cache      *searchCache
-	flight     singleflight.Group // rankings in progress, by cache key
+	flights    rankFlights // rankings in progress, by cache key
 	// life ends when the owner stops serving (close): work done for
 	// several callers at once runs on it.
 	life       context.Context
@@ -240,7 +238,7 @@ func (own *Owner) open(ctx context.Context) error {
 		Logger:       own.log,
 	})
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
-	own.rankGate = make(chan struct{}, rankSlots(own.db.Readers()))
+	own.rankGate = newRankGate(rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))

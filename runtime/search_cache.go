@@ -53,6 +53,17 @@ func (c *searchCache) get(key string) *cacheEntry {
 	return nil
 }
 
+// peek is get without counting a hit or a miss.
+func (c *searchCache) peek(key string) *cacheEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		c.ll.MoveToFront(el)
+		return el.Value.(*cacheEntry)
+	}
+	return nil
+}
+
 // put caches r under key and returns its entry, or the entry another
 // search put there first (inserted false).
 func (c *searchCache) put(key string, r query.Ranked) (e *cacheEntry, inserted bool) {

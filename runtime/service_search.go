@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
@@ -81,38 +82,48 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	key := strconv.FormatInt(own.generation.Load(), 10) + "|" + workspace.ScopeKey(p) + "|" + query.RequestHash(norm)
 	entry := own.cache.get(key)
 	fresh := false
+	// A search the cache cannot answer waits for its caller's turn
+	// (rankGate), which covers the ranking and the fit: the two parts
+	// whose cost grows with the request. An answer from the cache is
+	// quick and takes no turn.
+	endTurn := func() {}
+	defer func() { endTurn() }()
 	if entry == nil {
-		// Identical questions asked at once (an agent's parallel calls,
-		// clients of one team) are ranked once: the others wait for that
-		// ranking. It runs on the owner's lifetime, not the first caller's
-		// context, so that a caller who gives up does not fail the others
-		// (a shutdown still cuts it). A panic in it is an INTERNAL error for
-		// every waiter: singleflight would re-raise it where nothing
-		// recovers, and the whole owner would go.
-		ch := own.flight.DoChan(key, func() (v any, err error) {
+		release, err := own.rankGate.acquire(ctx, callerKey(ctx, p), query.Heavy(norm))
+		if err != nil {
+			return interfaces.SearchOutput{}, err
+		}
+		endTurn = sync.OnceFunc(release)
+		// Ranked while this caller waited (its own earlier search, say)?
+		entry = own.cache.peek(key)
+	}
+	if entry == nil {
+		// Identical questions asked at once are ranked once
+		// (rankFlights): a caller who gives up does not fail the others,
+		// and the ranking stops when every caller has gone. A panic in it
+		// is an INTERNAL error for every waiter, not the end of the owner.
+		fr, err := own.flights.do(ctx, own.life, key, func(fctx context.Context) (res flightResult, err error) {
 			defer func() {
 				if rec := recover(); rec != nil {
 					own.log.Error("search ranking panicked", "panic", rec, "stack", string(debug.Stack()))
-					v, err = nil, workspace.Errorf(workspace.CodeInternal, "internal error")
+					res, err = flightResult{}, workspace.Errorf(workspace.CodeInternal, "internal error")
 				}
 			}()
-			ranked, err := own.rank(own.life, p, norm)
+			own.rankings.Add(1)
+			ranked, err := own.engine.Search(fctx, p, norm)
 			if err != nil {
-				return nil, err
+				return flightResult{}, err
 			}
 			e, inserted := own.cache.put(key, ranked)
 			return flightResult{e, inserted}, nil
 		})
-		select {
-		case r := <-ch:
-			if r.Err != nil {
-				return interfaces.SearchOutput{}, r.Err
+		if err != nil {
+			if ctx.Err() != nil {
+				return interfaces.SearchOutput{}, ctx.Err()
 			}
-			fr := r.Val.(flightResult)
-			entry, fresh = fr.entry, fr.inserted
-		case <-ctx.Done():
-			return interfaces.SearchOutput{}, ctx.Err()
+			return interfaces.SearchOutput{}, err
 		}
+		entry, fresh = fr.entry, fr.inserted
 	}
 	r := entry.ranked
 	hits := slices.Clone(r.Hits)
@@ -144,6 +155,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	if err != nil {
 		return interfaces.SearchOutput{}, err
 	}
+	endTurn()
 	entry.keepCosts(format, counter, fit.Costs)
 	if err := render.CheckResultSize(len(fit.Structured) + len(fit.Rendered)); err != nil {
 		return interfaces.SearchOutput{}, err
@@ -183,24 +195,6 @@ func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *
 		}
 		return &c
 	}
-}
-
-// rank runs the engine through a FIFO gate. A ranking holds a read
-// connection for its whole length, and database/sql hands a freed
-// connection to a random waiter: with more searches than connections, some
-// waited turn after turn while later ones went first. The gate admits at
-// most rankSlots rankings at a time, in arrival order, and leaves a
-// connection free for the short reads every answer and every other tool
-// makes.
-func (own *Owner) rank(ctx context.Context, p workspace.Principal, req query.QueryRequest) (query.Ranked, error) {
-	select {
-	case own.rankGate <- struct{}{}:
-	case <-ctx.Done():
-		return query.Ranked{}, ctx.Err()
-	}
-	defer func() { <-own.rankGate }()
-	own.rankings.Add(1)
-	return own.engine.Search(ctx, p, req)
 }
 
 // rankSlots is how many rankings may run at once with a read pool of

@@ -60,7 +60,7 @@ func FuzzIgnore(f *testing.F) {
 		}
 		for _, g := range strings.Split(content, "\n") {
 			if ValidateGlob(g) == nil {
-				_ = globSet{g}.match(path)
+				_ = newGlobSet([]string{g}).match(path)
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -42,7 +41,6 @@ type SourceInput struct {
 const (
 	MaxPathBytes = 4096
 	MaxGlobs     = 128
-	MaxGlobBytes = 1024
 	MaxNameBytes = 256
 )
 
@@ -86,26 +84,21 @@ func validateInput(in SourceInput) error {
 }
 
 // ValidateGlob reports whether g is a usable include or exclude glob:
-// doublestar syntax, relative (no leading '/'), no '..' element.
+// doublestar syntax within the glob limits, relative (no leading '/'), no
+// '..' element.
 func ValidateGlob(g string) error {
 	if p := globProblem(g); p != "" {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", g, p)
+		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", clipGlob(g), p)
 	}
 	return nil
 }
 
 func globProblem(g string) string {
-	switch {
-	case g == "":
-		return "empty glob"
-	case len(g) > MaxGlobBytes:
-		return fmt.Sprintf("longer than %d bytes", MaxGlobBytes)
-	case !utf8.ValidString(g) || strings.IndexByte(g, 0) >= 0:
-		return "must be valid UTF-8 without NUL bytes"
-	case strings.HasPrefix(g, "/"):
+	if _, p := expandGlob(g); p != "" {
+		return p
+	}
+	if strings.HasPrefix(g, "/") {
 		return "globs are relative to the source root"
-	case !doublestar.ValidatePattern(g):
-		return "malformed glob"
 	}
 	for _, el := range strings.Split(g, "/") {
 		if el == ".." {
@@ -121,21 +114,27 @@ func validateGlobs(field string, gs []string) error {
 	}
 	for i, g := range gs {
 		if p := globProblem(g); p != "" {
-			return workspace.Errorf(workspace.CodeInvalidArgument, "%s[%d] %q: %s", field, i, g, p)
+			return workspace.Errorf(workspace.CodeInvalidArgument, "%s[%d] %q: %s", field, i, clipGlob(g), p)
 		}
+	}
+	if _, err := CompileGlobs(folderGlobs(gs)); err != nil {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "%s%v", field, err)
 	}
 	return nil
 }
 
-// globSet matches slash-separated relative paths against doublestar globs
-// that were validated beforehand.
-type globSet []string
+// globSet matches slash-separated relative paths against the include or
+// exclude globs of a source.
+type globSet struct {
+	compiled *GlobSet
+	raw      []string // when the globs predate the limits and do not compile
+}
 
-// newGlobSet is the globs gs, ready to match: "docs/" names the folder and
-// everything in it, as in a .gitignore (doublestar alone would match
-// nothing), so it becomes "docs/**".
-func newGlobSet(gs []string) globSet {
-	out := make(globSet, len(gs))
+// folderGlobs returns gs with "docs/" made "docs/**": a trailing slash
+// names the folder and everything in it, as in a .gitignore (doublestar
+// alone would match nothing).
+func folderGlobs(gs []string) []string {
+	out := make([]string, len(gs))
 	for i, g := range gs {
 		if strings.HasSuffix(g, "/") {
 			g += "**"
@@ -145,11 +144,27 @@ func newGlobSet(gs []string) globSet {
 	return out
 }
 
+// newGlobSet is the globs gs, compiled once for a walk.
+func newGlobSet(gs []string) globSet {
+	gs = folderGlobs(gs)
+	if c, err := CompileGlobs(gs); err == nil {
+		return globSet{compiled: c}
+	}
+	return globSet{raw: gs}
+}
+
 func (gs globSet) match(rel string) bool {
-	for _, g := range gs {
+	if gs.compiled != nil {
+		return gs.compiled.Match(rel)
+	}
+	for _, g := range gs.raw {
 		if doublestar.MatchUnvalidated(g, rel) {
 			return true
 		}
 	}
 	return false
+}
+
+func (gs globSet) empty() bool {
+	return (gs.compiled == nil || gs.compiled.Len() == 0) && len(gs.raw) == 0
 }

@@ -187,7 +187,7 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 				return err
 			}
 		case typ.IsRegular():
-			if len(w.include) > 0 && !w.include.match(childRel) {
+			if !w.include.empty() && !w.include.match(childRel) {
 				w.skip(childRel, SkipNotIncluded, "")
 				continue
 			}
@@ -257,7 +257,7 @@ func (w *walker) symlink(abs, rel string, elems []string, ps []gitignore.Pattern
 		}
 		return w.dir(target, target, rel, elems, ps)
 	case fi.Mode().IsRegular():
-		if len(w.include) > 0 && !w.include.match(rel) {
+		if !w.include.empty() && !w.include.match(rel) {
 			w.skip(rel, SkipNotIncluded, "")
 			return nil
 		}

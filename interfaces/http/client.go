@@ -23,7 +23,10 @@ type Client struct {
 	token string
 	// Scope, when not empty, narrows every request (X-Tychora-Scope).
 	Scope string
-	hc    *http.Client
+	// Instance, when not empty, names this client on every request
+	// (X-Tychora-Client).
+	Instance string
+	hc       *http.Client
 }
 
 var _ interfaces.Service = (*Client)(nil)

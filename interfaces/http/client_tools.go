@@ -143,4 +143,7 @@ func (c *Client) authorize(req *http.Request) {
 	if c.Scope != "" {
 		req.Header.Set(workspace.ScopeHeader, c.Scope)
 	}
+	if c.Instance != "" {
+		req.Header.Set(workspace.ClientHeader, c.Instance)
+	}
 }

@@ -106,6 +106,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 				}
 			}
 			ctx = workspace.WithPrincipal(ctx, p)
+			if id := clientID(r); id != "" {
+				ctx = workspace.WithClient(ctx, id)
+			}
 		}
 		// 5. Body size: refuse a declared length over the limit before
 		// reading anything, and cap what is read otherwise.
@@ -164,6 +167,17 @@ type bodyTimeoutError struct{ after time.Duration }
 
 func (e *bodyTimeoutError) Error() string {
 	return fmt.Sprintf("the request body did not arrive within %s of its headers: send it whole, at once", e.after)
+}
+
+// clientID is the client instance a request names: its X-Tychora-Client
+// header, else its MCP session; "" when neither is a valid id.
+func clientID(r *http.Request) string {
+	for _, h := range []string{workspace.ClientHeader, "Mcp-Session-Id"} {
+		if id := r.Header.Get(h); workspace.ValidClientID(id) {
+			return id
+		}
+	}
+	return ""
 }
 
 // anonymousAllowed reports whether r may proceed without a token: only the

@@ -145,7 +145,11 @@ func principalToken(_ context.Context, _ string, r *http.Request) (*auth.TokenIn
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{UserID: p.ID, Extra: map[string]any{principalKey: p}}, nil
+	extra := map[string]any{principalKey: p}
+	if id := workspace.ClientFrom(r.Context()); id != "" {
+		extra[clientKey] = id
+	}
+	return &auth.TokenInfo{UserID: p.ID, Extra: extra}, nil
 }
 
 // writeEnvelope writes err's {"error":{"code","message"}} with status.

@@ -100,6 +100,12 @@ func NewServer(svc interfaces.Service, o Options) *mcp.Server {
 // an HTTP request to the handlers.
 const principalKey = "tychora/principal"
 
+// clientKey is the auth.TokenInfo.Extra key that carries the client
+// instance the request named (workspace.ClientFrom: X-Tychora-Client, or
+// the MCP session), which the owner's admission of searches tells callers
+// apart by.
+const clientKey = "tychora/client"
+
 // caller returns the principal of req: the fixed one (stdio), else the one
 // its HTTP request carried, else the one in ctx. ok is false when there is
 // none.
@@ -120,6 +126,11 @@ func (s *server) callerContext(ctx context.Context, req mcp.Request) (context.Co
 	p, ok := s.caller(ctx, req)
 	if !ok {
 		return workspace.WithPrincipal(ctx, workspace.Principal{}), p, false
+	}
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		if id, ok := extra.TokenInfo.Extra[clientKey].(string); ok {
+			ctx = workspace.WithClient(ctx, id)
+		}
 	}
 	return workspace.WithPrincipal(ctx, p), p, true
 }

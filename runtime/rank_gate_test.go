@@ -1,0 +1,308 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
+)
+
+// gateRun is one acquire in flight in a test.
+type gateRun struct {
+	caller  string
+	release func()
+	err     error
+	done    chan struct{}
+}
+
+func startAcquire(ctx context.Context, g *rankGate, caller string, heavy bool, admitted chan<- *gateRun) *gateRun {
+	r := &gateRun{caller: caller, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.release, r.err = g.acquire(ctx, caller, heavy)
+		if r.err == nil && admitted != nil {
+			admitted <- r
+		}
+	}()
+	return r
+}
+
+// waitWaiting waits until caller has n acquires waiting in g.
+func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		c := g.callers[caller]
+		got := 0
+		if c != nil {
+			got = len(c.waiters)
+		}
+		g.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has %d waiting, want %d", caller, got, n)
+		}
+	}
+}
+
+// TestRankGateOneSlotPerCaller: a caller runs one ranking at a time, so a
+// free slot stays free for another caller however many searches the first
+// sends.
+func TestRankGateOneSlotPerCaller(t *testing.T) {
+	g := newRankGate(2)
+	ctx := context.Background()
+	relA, err := g.acquire(ctx, "a", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := make(chan *gateRun, 5)
+	for range 5 {
+		startAcquire(ctx, g, "a", false, admitted)
+	}
+	waitWaiting(t, g, "a", 5)
+	relB, err := g.acquire(ctx, "b", false) // the second slot, at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	relB()
+	relA()
+	for range 5 {
+		(<-admitted).release()
+	}
+}
+
+// TestRankGateRoundRobin: a caller flooding searches delays another
+// caller's turn by at most one of its rankings: after "a" has run one
+// more, "b" goes before a's other waiting searches.
+func TestRankGateRoundRobin(t *testing.T) {
+	g := newRankGate(1)
+	ctx := context.Background()
+	relA, err := g.acquire(ctx, "a", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := make(chan *gateRun, 4)
+	for i := range 3 {
+		startAcquire(ctx, g, "a", false, admitted)
+		waitWaiting(t, g, "a", i+1)
+	}
+	startAcquire(ctx, g, "b", false, admitted)
+	waitWaiting(t, g, "b", 1)
+	relA()
+	var order []string
+	for range 4 {
+		r := <-admitted
+		order = append(order, r.caller)
+		r.release()
+	}
+	if got := fmt.Sprint(order); got != "[a b a a]" {
+		t.Fatalf("turns %s, want [a b a a]", got)
+	}
+}
+
+// TestRankGateHeavyLane: heavy searches share one slot (of three),
+// whoever sends them; a light search still finds one free.
+func TestRankGateHeavyLane(t *testing.T) {
+	g := newRankGate(3)
+	ctx := context.Background()
+	relA, err := g.acquire(ctx, "a", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runC := startAcquire(ctx, g, "c", true, nil)
+	waitWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
+	relB, err := g.acquire(ctx, "b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relA2 := startAcquire(ctx, g, "a", false, nil) // a's light search waits for a's heavy one
+	waitWaiting(t, g, "a", 1)
+	relB()
+	relA()
+	<-runC.done
+	<-relA2.done
+	if runC.err != nil || relA2.err != nil {
+		t.Fatal(runC.err, relA2.err)
+	}
+	runC.release()
+	relA2.release()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running != 0 || g.heavyRunning != 0 || len(g.line) != 0 || len(g.callers) != 0 {
+		t.Fatalf("gate not empty: running %d heavy %d line %d callers %d", g.running, g.heavyRunning, len(g.line), len(g.callers))
+	}
+}
+
+// TestRankGateCancelWhileWaiting: a caller that gives up leaves the line.
+func TestRankGateCancelWhileWaiting(t *testing.T) {
+	g := newRankGate(1)
+	rel, err := g.acquire(context.Background(), "a", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := startAcquire(ctx, g, "b", false, nil)
+	waitWaiting(t, g, "b", 1)
+	cancel()
+	<-r.done
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("err %v", r.err)
+	}
+	rel()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running != 0 || len(g.line) != 0 || len(g.callers) != 0 {
+		t.Fatalf("gate not empty: running %d line %d callers %d", g.running, len(g.line), len(g.callers))
+	}
+}
+
+// holdGate takes every ranking slot; the returned func gives them back.
+func holdGate(t *testing.T, own *Owner) func() {
+	t.Helper()
+	var holds []func()
+	for i := range own.rankGate.slots {
+		rel, err := own.rankGate.acquire(context.Background(), fmt.Sprint("holder", i), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds = append(holds, rel)
+	}
+	return func() {
+		for _, rel := range holds {
+			rel()
+		}
+	}
+}
+
+// TestRankFlightLeave: one caller of a shared ranking who gives up does
+// not fail the other, nor cancel the ranking; when every caller has gone,
+// the ranking's context ends.
+func TestRankFlightLeave(t *testing.T) {
+	var f rankFlights
+	life := context.Background()
+	proceed := make(chan struct{})
+	cut := make(chan struct{})
+	fn := func(fctx context.Context) (flightResult, error) {
+		select {
+		case <-proceed:
+			return flightResult{inserted: true}, nil
+		case <-fctx.Done():
+			close(cut)
+			return flightResult{}, fctx.Err()
+		}
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() { _, err := f.do(gone, life, "k", fn); errs <- err }()
+	got := make(chan flightResult, 1)
+	go func() {
+		r, err := f.do(context.Background(), life, "k", fn)
+		errs <- err
+		got <- r
+	}()
+	waitFlight(t, &f, 2)
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up: %v", err)
+	}
+	waitFlight(t, &f, 1)
+	close(proceed)
+	if err := <-errs; err != nil || !(<-got).inserted {
+		t.Fatalf("the caller that stayed: %v", err)
+	}
+	select {
+	case <-cut:
+		t.Fatal("the ranking was cancelled while a caller waited for it")
+	default:
+	}
+
+	// Its only caller gives up: the ranking's context ends.
+	cut = make(chan struct{})
+	proceed = make(chan struct{})
+	gone, cancel = context.WithCancel(context.Background())
+	go func() { _, err := f.do(gone, life, "k2", fn); errs <- err }()
+	waitFlight(t, &f, 1)
+	cancel()
+	<-errs
+	<-cut
+}
+
+func waitFlight(t *testing.T, f *rankFlights, n int) {
+	t.Helper()
+	count := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		c := 0
+		for _, fl := range f.flights {
+			c += fl.callers
+		}
+		return c
+	}
+	for deadline := time.Now().Add(10 * time.Second); count() != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers share a ranking, want %d", count(), n)
+		}
+	}
+}
+
+// TestSearchGivenUp: a search whose caller gives up while it waits for
+// its turn is never ranked.
+func TestSearchGivenUp(t *testing.T) {
+	own, svc, ctx := harbourOwner(t)
+	before := own.rankings.Load()
+	unhold := holdGate(t, own)
+	gone, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	args := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "outer buoy"}}
+	go func() { _, err := svc.Search(gone, args); done <- err }()
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID, 0)
+	unhold()
+	if n := own.rankings.Load() - before; n != 0 {
+		t.Fatalf("%d rankings ran for a search nobody waits for", n)
+	}
+}
+
+// TestCallerPerProcess: two processes holding the owner token (a bridge, a
+// CLI command: ConnectLocal clients) are two callers to the gate, each
+// named by its X-Tychora-Client id, not one "owner".
+func TestCallerPerProcess(t *testing.T) {
+	own, _, ctx := harbourOwner(t)
+	c1, _, err := ConnectLocal(ctx, own.opts.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _, err := ConnectLocal(ctx, own.opts.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1.Instance, c2.Instance = "proc-one", "proc-two"
+	unhold := holdGate(t, own)
+	var wg sync.WaitGroup
+	for i, c := range []interfaces.Service{c1, c2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := fmt.Sprintf("pilot buoy %d", i)
+			if _, err := c.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: q}}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-one", 1)
+	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-two", 1)
+	unhold()
+	wg.Wait()
+}
