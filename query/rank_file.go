@@ -209,18 +209,10 @@ func (q *preparedQuery) nameStems() map[string]float64 {
 // holds it: "mutex" for sync/mutex.go, "http" and "server" for
 // net/http/server.go.
 func fileNameShare(stems map[string]float64, p string) float64 {
-	dir, base := path.Split(p)
-	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		base = base[:i]
-	}
-	words := sources.SplitIdentifier(base)
-	if dir = strings.TrimSuffix(dir, "/"); dir != "" {
-		words = append(words, sources.SplitIdentifier(path.Base(dir))...)
-	}
 	var buf []byte
 	seen := map[string]bool{}
 	share := 0.0
-	for _, w := range words {
+	for _, w := range nameWords(p) {
 		buf = append(buf[:0], w...)
 		st := string(porterStem(buf))
 		if !seen[st] {
@@ -308,64 +300,31 @@ func declModifier(w string) bool {
 	return false
 }
 
-// Completing the best files. A file's evidence (fileScore) sums its
-// matching units; the pool may hold only some of them. Before the final
-// ranking, the files that rank best on what the pool holds get the rest
-// of their units read and scored, so that their evidence is what an
-// exhaustive search would compute (bench/eval -agree measures it).
-const (
-	// completedFiles is how many of the best files are completed.
-	completedFiles = 20
-	// maxCompletedUnits bounds the units completion reads.
-	maxCompletedUnits = 2000
-)
+// Completing named files. The files whose names hold the question's
+// words (nameFiles) get their units read and scored, so that a file the
+// probes missed can still rank by what it holds.
 
-// completeFiles scores the units of the best files of the pool that the
-// pool lacks, and returns the pool with those that match the question.
-func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, cands []*candidate) ([]*candidate, error) {
-	type fileBest struct {
-		key         [2]string
-		best, score float64
-		tf          []float64
-		pathTF      []float64
-		bytes       int64
+// maxCompletedUnits bounds the units completion reads.
+const maxCompletedUnits = 150
+
+// completeFiles scores the units of the named files (pairs [source_id,
+// path]) that the pool lacks, within the scope sf, and returns the pool
+// with those that match the question.
+func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, sf *scopeFilter, named [][2]string, cands []*candidate) ([]*candidate, error) {
+	if len(named) == 0 {
+		return cands, nil
 	}
-	agg := map[[2]string]*fileBest{}
 	in := make(map[int64]bool, len(cands))
-	var order []*fileBest
 	for _, c := range cands {
 		in[c.seq] = true
-		k := [2]string{c.sourceID, c.path}
-		a := agg[k]
-		if a == nil {
-			a = &fileBest{key: k, tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes}
-			agg[k] = a
-			order = append(order, a)
-		}
-		a.best = math.Max(a.best, c.score)
-		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
-			a.tf[t] += x
-		}
 	}
-	for _, a := range order {
-		a.score = a.best + fileWeight*q.fileScore(a.tf, a.pathTF, a.bytes)
-	}
-	slices.SortStableFunc(order, func(a, b *fileBest) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.key[0]+"\x00"+a.key[1], b.key[0]+"\x00"+b.key[1])
-	})
-	order = order[:min(len(order), completedFiles)]
-	files := make([][2]string, len(order))
-	for i, a := range order {
-		files[i] = a.key
-	}
-	list, err := json.Marshal(files)
+	list, err := json.Marshal(named)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	rows, err := e.query(ctx, tx, sqlFileUnits, string(list), maxCompletedUnits)
+	where, args := sf.sql()
+	args = append(append([]any{string(list)}, args...), maxCompletedUnits)
+	rows, err := e.query(ctx, tx, sqlFileUnits+where+" LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -1,8 +1,12 @@
 package query
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // A small tree where the implementation of a name competes with the code
@@ -30,6 +34,17 @@ func TestParseIP(t *testing.T) {
 		_ = ParseIP(tt.in)
 		_ = ParseIP(tt.in)
 	}
+}
+`,
+	"net/parse.go": `package net
+
+// ParseIPList calls ParseIP on each: ParseIP for a v4 address, ParseIP
+// for a v6 one, and ParseIP again for a zone.
+func ParseIPList(s []string) []IP {
+	for _, x := range s {
+		_ = ParseIP(x)
+	}
+	return nil
 }
 `,
 	"net/example_test.go": `package net_test
@@ -90,16 +105,20 @@ func helper() { ReadRequest(nil); ReadRequest(nil); ReadRequest(nil) }
 func TestDefinitionsFirst(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("go", "default", definitionTree)
-	for _, tt := range []struct{ question, want string }{
-		{"ParseIP", "net/ip.go"},
-		{"net.ParseIP", "net/ip.go"},
-		{"sync.Mutex", "sync/mutex.go"},
-		{"func ReadRequest", "bufio/scan.go"},
-		{"ReadRequest", "bufio/scan.go"},
+	for _, tt := range []struct{ question, path, title string }{
+		{"ParseIP", "net/ip.go", "func ParseIP"},
+		{"net.ParseIP", "net/ip.go", "func ParseIP"},
+		{"sync.Mutex", "sync/mutex.go", "type Mutex struct"},
+		{"func ReadRequest", "bufio/scan.go", "func ReadRequest"},
+		{"ReadRequest", "bufio/scan.go", "func ReadRequest"},
 	} {
 		res := env.search(env.all, QueryRequest{Question: tt.question})
-		if len(res.Hits) == 0 || res.Hits[0].Path != tt.want {
-			t.Errorf("%q: first hits %v, want %s first", tt.question, firstPaths(res.Hits, 4), tt.want)
+		if len(res.Hits) == 0 || res.Hits[0].Path != tt.path || res.Hits[0].Title != tt.title {
+			var got []string
+			for _, h := range res.Hits[:min(4, len(res.Hits))] {
+				got = append(got, h.Path+": "+h.Title)
+			}
+			t.Errorf("%q: first hits %v, want %s: %s first", tt.question, got, tt.path, tt.title)
 		}
 	}
 }
@@ -194,4 +213,99 @@ func TestQuestionNames(t *testing.T) {
 
 func firstPaths(hits []Hit, n int) []string {
 	return paths(hits[:min(n, len(hits))])
+}
+
+// A file whose units together hold the question beats a unit that repeats
+// one of its words: the file's evidence counts.
+func TestWholeFileEvidence(t *testing.T) {
+	env := newSearchEnv(t)
+	// Each word of the question in one unit of one file, and each word in
+	// no other file (the same idf for all four); units big enough to stand
+	// alone.
+	// Both files are the same size, so that their lengths do not decide.
+	body := strings.Repeat("\tx = append(x, y) // keep going\n", 80)
+	pool, repeat := "package pool\n\n", "package misc\n\n"
+	for _, w := range []string{"idle", "health", "lifetime"} {
+		pool += "// " + w + " matters, " + w + " here.\nfunc F" + w + "() {\n" + body + "}\n\n"
+		repeat += "// nothing matters here at all.\nfunc F" + w + "() {\n" + body + "}\n\n"
+	}
+	repeat += "// connection connection connection connection connection connection.\nfunc noise() {}\n"
+	env.folder("go", "default", map[string]string{
+		"pool/pool.go":   pool,
+		"misc/repeat.go": repeat,
+	})
+	res := env.search(env.all, QueryRequest{Question: "idle connection health lifetime"})
+	if n := len(res.Hits); n < 4 {
+		t.Fatalf("%d hits, want the three units of pool.go and repeat.go", n)
+	}
+	if res.Hits[0].Path != "pool/pool.go" {
+		t.Fatalf("first hits %v, want pool/pool.go first", firstPaths(res.Hits, 4))
+	}
+}
+
+// The name index finds files by the words of their names and folders,
+// best share first, and only within the caller's collections.
+func TestNameIndexLookup(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("a", "a", map[string]string{
+		"bytes/buffer.go":   "package bytes\n\n// A growable array of bytes.\ntype Buffer struct{}\n",
+		"bufio/scan.go":     "package bufio\n\ntype Scanner struct{}\n",
+		"strings/buffer.go": "package strings\n\n// unrelated text\n",
+	})
+	env.folder("b", "b", map[string]string{
+		"bytes/buffer.go": "package bytes\n\n// another collection's buffer\n",
+	})
+	ctx := context.Background()
+	tx, release, err := env.engine.begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	gen, _, err := readGeneration(ctx, env.engine, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := env.engine.names.get(ctx, env.engine, tx, gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stems := map[string]float64{"byte": 0.5, "buffer": 0.5}
+	got := ix.lookup(stems, &scopeFilter{collections: []string{"a"}})
+	var names []string
+	for _, f := range got {
+		names = append(names, f[1])
+	}
+	want := []string{"bytes/buffer.go", "strings/buffer.go"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("lookup = %v, want %v (collection a only, the whole name first)", names, want)
+	}
+	again, err := env.engine.names.get(ctx, env.engine, tx, gen)
+	if err != nil || again != ix {
+		t.Fatalf("the same generation built the index again (%v)", err)
+	}
+}
+
+// Units that completion reads for a named file obey the request's
+// filters and the caller's collections.
+func TestCompletedFilesKeepTheScope(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("a", "a", map[string]string{
+		"docs/notes.md": "# Notes\n\nNothing here about it.\n",
+	})
+	env.folder("b", "b", map[string]string{
+		"buffer/buffer.go": "package buffer\n\n// Buffer holds bytes.\ntype Buffer struct{}\n",
+	})
+	onlyA := workspace.Principal{ID: "a", Grant: workspace.GrantRead, Collections: []string{"a"}}
+	res := env.search(onlyA, QueryRequest{Question: "buffer bytes"})
+	for _, h := range res.Hits {
+		if h.Path == "buffer/buffer.go" {
+			t.Fatalf("a caller of collection a got %s of collection b", h.Path)
+		}
+	}
+	res = env.search(env.all, QueryRequest{Question: "buffer bytes", Filters: &Filters{Languages: []string{"markdown"}}})
+	for _, h := range res.Hits {
+		if h.Language != "markdown" {
+			t.Fatalf("a markdown-only search got %s (%s)", h.Path, h.Language)
+		}
+	}
 }

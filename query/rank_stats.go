@@ -41,6 +41,8 @@ type corpusStats struct {
 	// avgFileBytes is the average size of an indexed file: the length
 	// that whole-file evidence is normalized by (rank_file.go).
 	avgFileBytes float64
+	// generation identifies the index the statistics describe.
+	generation []byte
 }
 
 // statsCache holds the statistics of one index generation.
@@ -77,6 +79,7 @@ func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []st
 		}
 	}
 	stats := c.stats
+	stats.generation = gen
 	for _, s := range stems {
 		if df, ok := c.df[s]; ok {
 			out[s] = df

@@ -30,6 +30,7 @@ type Engine struct {
 
 	stats statsCache
 	stmts stmtCache
+	names nameCache
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget
@@ -133,7 +134,7 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 		return Ranked{}, err
 	}
 	out.TotalMatches = total
-	if cands, err = e.rank(ctx, tx, q, cands); err != nil {
+	if cands, err = e.rank(ctx, tx, q, &sf, cands); err != nil {
 		return Ranked{}, err
 	}
 	end := min(len(cands), out.Offset+norm.Limit)
@@ -249,7 +250,7 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 // rank runs stage B: it scores every candidate, completes the best files
 // (completeFiles), applies the profile's feedback and the file priors
 // (rerankFiles), and returns the candidates best first.
-func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) ([]*candidate, error) {
+func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, cands []*candidate) ([]*candidate, error) {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
 	for i, c := range cands {
 		if i%scoreCheckEvery == 0 {
@@ -260,8 +261,12 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands [
 		c.score = sc.score(c)
 	}
 	if !e.Exhaustive {
-		var err error
-		if cands, err = e.completeFiles(ctx, tx, sc, q, cands); err != nil {
+		names, err := e.names.get(ctx, e, tx, q.stats.generation)
+		if err != nil {
+			return nil, err
+		}
+		named := names.lookup(q.nameStems(), sf)
+		if cands, err = e.completeFiles(ctx, tx, sc, sf, named, cands); err != nil {
 			return nil, err
 		}
 	}

@@ -21,13 +21,13 @@ import (
 const (
 	sqlGeneration = `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`
 	sqlVocab      = `SELECT term, doc FROM evidence_vocab WHERE term IN (SELECT value FROM json_each(?))`
-	sqlFetch      = `SELECT ` + fetchColumns + ` FROM evidence WHERE seq IN (SELECT value FROM json_each(?))`
+	sqlFetch      = `SELECT ` + fetchColumns + ` FROM evidence e WHERE e.seq IN (SELECT value FROM json_each(?))`
 	// sqlFileUnits reads the leaf units of the given files (JSON pairs
-	// [source_id, path]), at most ? of them: the rest of the evidence of
-	// the best files of a search's pool (rank_file.go).
+	// [source_id, path]): the rest of the evidence of the files a search
+	// completes (rank_file.go). The scope's filter and a LIMIT follow.
 	sqlFileUnits = `SELECT ` + fetchColumns + ` FROM json_each(?) j
-		JOIN evidence ON evidence.source_id = j.value ->> 0 AND evidence.path = j.value ->> 1
-		WHERE evidence.leaf = 1 LIMIT ?`
+		JOIN evidence e ON e.source_id = j.value ->> 0 AND e.path = j.value ->> 1
+		WHERE e.leaf = 1`
 	sqlStale = `SELECT f.source_id, f.path, f.size, f.mtime_ns, f.sha256, s.kind, s.path
 		FROM json_each(?) j
 		JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1
@@ -36,13 +36,11 @@ const (
 
 // fetchColumns are the columns of evidence a candidate is read from
 // (candidate.scan).
-const fetchColumns = `evidence.seq, evidence.evidence_id, evidence.source_id, evidence.revision_id,
-	evidence.collection_id, evidence.kind, evidence.language, evidence.role, evidence.path, evidence.title,
-	evidence.heading_path, evidence.start_line, evidence.end_line, evidence.sha256, evidence.text,
-	evidence.code_terms,
-	coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = evidence.source_id AND fi.path = evidence.path), 0)`
+const fetchColumns = `e.seq, e.evidence_id, e.source_id, e.revision_id, e.collection_id, e.kind,
+	e.language, e.role, e.path, e.title, e.heading_path, e.start_line, e.end_line, e.sha256, e.text,
+	e.code_terms, coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = e.source_id AND fi.path = e.path), 0)`
 
-var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale, sqlFileUnits}
+var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale}
 
 type stmtCache struct {
 	mu     sync.Mutex
