@@ -34,15 +34,20 @@ const (
 	ChunkMaxTokens    = 512
 )
 
-// MaxLineBytes bounds a line of a unit's text. A line longer than that, or
-// estimated at more than ChunkMaxTokens (minified code, a data dump, a
-// paragraph written as one line), is cut into windows (lineWindows): each
-// window is a leaf of its own spanning that one line, no longer than
-// MaxLineBytes and ChunkMaxTokens, and its Text is that part of the line.
-// Since a token is at least one byte, no line of a unit is over 2,048
-// tokens in any encoding (half the default budget of 4,000), so a budget
-// can show part of any unit, cut at its lines.
-const MaxLineBytes = 2 << 10
+// MaxLineBytes and MaxLineTokens bound a line of a unit's text. A line
+// longer than either (minified code, a data dump, a very long paragraph
+// written as one line) is cut into windows (lineWindows): each window is a
+// leaf of its own spanning that one line, within both bounds, and its
+// Text is that part of the line. The bounds are far above a paragraph of
+// prose written as one line (an abstract of 300 words is about 2 KiB and
+// 500 tokens, and is not cut), and below the default budget of 4,000
+// tokens: since a token is at least one byte, no line of a unit is over
+// 3,584 tokens in any encoding, so a budget can show part of any unit,
+// cut at its lines.
+const (
+	MaxLineBytes  = 3584
+	MaxLineTokens = 1024
+)
 
 // Break scores tell the chunker how good a place the start of an item is
 // for a new chunk.
@@ -104,13 +109,13 @@ func isSpaceByte(c byte) bool {
 
 // isLongLine reports whether a line must be cut into windows.
 func isLongLine(line string, tokens int) bool {
-	return len(line) > MaxLineBytes || tokens > ChunkMaxTokens
+	return len(line) > MaxLineBytes || tokens > MaxLineTokens
 }
 
 // lineWindows returns where the windows of a long line end: window k is
 // line[ends[k-1]:ends[k]] (the first starts at 0, the last ends at
 // len(line)), so the windows in order are the line. Each window is as long
-// as MaxLineBytes and ChunkMaxTokens (EstimateTokens of the window) allow,
+// as MaxLineBytes and MaxLineTokens (EstimateTokens of the window) allow,
 // backed off to the last white space in its second half, or failing that
 // to the last place in its second half that does not split a word (a run
 // of letters, digits and underscores, or of non-ASCII characters), or
@@ -130,12 +135,12 @@ func lineWindows(line string) []int {
 }
 
 // windowReach returns the furthest end of a window starting at start that
-// stays within MaxLineBytes and ChunkMaxTokens. It counts as EstimateTokens
+// stays within MaxLineBytes and MaxLineTokens. It counts as EstimateTokens
 // does over line[start:end]: a run cut by the window's end costs what is
 // left of it. It always takes at least one character.
 func windowReach(line string, start int) int {
 	limit := min(len(line), start+MaxLineBytes)
-	left := ChunkMaxTokens
+	left := MaxLineTokens
 	i := start
 	for i < limit {
 		c := line[i]

@@ -118,7 +118,7 @@ func FuzzExtractText(f *testing.F) {
 }
 
 // FuzzLineWindows: the windows of any line are the line, in order, each
-// within MaxLineBytes and ChunkMaxTokens and ending on a character
+// within MaxLineBytes and MaxLineTokens and ending on a character
 // boundary; a line within the limits is one window.
 func FuzzLineWindows(f *testing.F) {
 	for _, s := range []string{

@@ -151,7 +151,7 @@ func TestExtractGoldenInvariants(t *testing.T) {
 //   - parents come before children, and a child's span lies in its parent's;
 //   - spans are within the file and start <= end;
 //   - leaves (units without children) carry text, other units none;
-//   - no line of a leaf's text is over MaxLineBytes or ChunkMaxTokens;
+//   - no line of a leaf's text is over MaxLineBytes or MaxLineTokens;
 //   - leaves are in line order and do not overlap, but for the windows of
 //     one long line (verbatim) or the pieces of a long item (HTML);
 //   - verbatim: a leaf's text is exactly its lines, or a window of its one
@@ -208,7 +208,7 @@ func checkUnits(text string, ex Extracted, verbatim bool) error {
 			return fmt.Errorf("leaf %d (%d..%d) has no text", i, u.StartLine, u.EndLine)
 		}
 		for _, l := range strings.Split(u.Text, "\n") {
-			if len(l) > MaxLineBytes || EstimateTokens(l) > ChunkMaxTokens {
+			if len(l) > MaxLineBytes || EstimateTokens(l) > MaxLineTokens {
 				return fmt.Errorf("leaf %d (%d..%d): a line of %d bytes, %d tokens", i, u.StartLine, u.EndLine, len(l), EstimateTokens(l))
 			}
 		}
