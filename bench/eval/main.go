@@ -63,9 +63,13 @@ func main() {
 	questions := flag.String("questions", "", "code: the question file (default: code/go-dev.tsv of the data directory)")
 	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
 	reindex := flag.Bool("reindex", false, "code: build the index again even when the cached one is current")
+	flag.StringVar(&docFormat, "format", "md", "BEIR sets: write each document as md (\"# title\", blank line, text) or txt (the title line, blank line, text)")
 	agree := flag.Bool("agree", false, "also rank every matching unit (no pool) and report how often the pooled first page is the same")
 	verbose := flag.Bool("v", false, "code: print each question's ranks, acceptable files and tychora's top 3")
 	flag.Parse()
+	if docFormat != "md" && docFormat != "txt" {
+		log.Fatalf("-format %q: use md or txt", docFormat)
+	}
 	log.SetFlags(0)
 	if *budgetReps < 1 {
 		log.Fatal("-budgetreps must be at least 1")
@@ -217,6 +221,9 @@ type index struct {
 	took   time.Duration
 }
 
+// docFormat is how a BEIR document is written to disk: "md" or "txt".
+var docFormat = "md"
+
 func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline bool, budgets []int, budgetReps int) error {
 	dir := filepath.Join(dataRoot, name)
 	queries, qrels, err := loadQueries(dir)
@@ -306,7 +313,7 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 // collect adds hits to a run: document id from the path, best score.
 func collect(docs []scoredDoc, hits []query.Hit) []scoredDoc {
 	for _, h := range hits {
-		id := strings.TrimSuffix(filepath.Base(h.Path), ".md")
+		id := strings.TrimSuffix(filepath.Base(h.Path), "."+docFormat)
 		docs = append(docs, scoredDoc{doc: id, score: h.Score})
 	}
 	return docs
@@ -442,10 +449,12 @@ func buildIndex(ctx context.Context, corpus, name, keep string) (*index, func(),
 				return fmt.Errorf("document id %q cannot be a file name", d.ID)
 			}
 			body := d.Text + "\n"
-			if d.Title != "" {
+			if d.Title != "" && docFormat == "txt" {
+				body = d.Title + "\n\n" + body
+			} else if d.Title != "" {
 				body = "# " + d.Title + "\n\n" + body
 			}
-			return os.WriteFile(filepath.Join(docsDir, d.ID+".md"), []byte(body), 0o644)
+			return os.WriteFile(filepath.Join(docsDir, d.ID+"."+docFormat), []byte(body), 0o644)
 		})
 		if err != nil {
 			cleanup()
