@@ -245,33 +245,41 @@ func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, princip
 	if q.isClosed() {
 		return Job{}, false, workspace.Errorf(workspace.CodeUnavailable, "the owner is shutting down")
 	}
-	id := uuid.NewString()
-	row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at)
-		VALUES(?, ?, 'queued', ?, ?, ?, ?)
-		ON CONFLICT(source_id) WHERE state IN ('queued', 'running') DO NOTHING
-		RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()))
-	j, err := scanJob(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		j, err = q.activeFor(ctx, sourceID)
-		if err != nil {
-			return Job{}, false, err
+	// The insert yields to an active job, which may end before it is
+	// read: then the insert is tried again, and succeeds unless yet
+	// another job became active in between.
+	for attempt := 0; ; attempt++ {
+		id := uuid.NewString()
+		row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at)
+			VALUES(?, ?, 'queued', ?, ?, ?, ?)
+			ON CONFLICT(source_id) WHERE state IN ('queued', 'running') DO NOTHING
+			RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()))
+		j, err := scanJob(row)
+		if errors.Is(err, sql.ErrNoRows) {
+			j, err = q.activeFor(ctx, sourceID)
+			if errors.Is(err, sql.ErrNoRows) && attempt < enqueueAttempts {
+				continue
+			}
+			if err != nil {
+				return Job{}, false, fmt.Errorf("active job: %w", err)
+			}
+			return j, true, nil
 		}
-		return j, true, nil
+		if err != nil {
+			return Job{}, false, fmt.Errorf("enqueue: %w", err)
+		}
+		q.poke()
+		return j, false, nil
 	}
-	if err != nil {
-		return Job{}, false, fmt.Errorf("enqueue: %w", err)
-	}
-	q.poke()
-	return j, false, nil
 }
+
+// enqueueAttempts bounds how often Enqueue tries again when the active job
+// it yielded to ended before it could be read.
+const enqueueAttempts = 3
 
 func (q *Queue) activeFor(ctx context.Context, sourceID string) (Job, error) {
 	row := q.db.W.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE source_id = ? AND state IN ('queued', 'running')`, sourceID)
-	j, err := scanJob(row)
-	if err != nil {
-		return Job{}, fmt.Errorf("active job: %w", err)
-	}
-	return j, nil
+	return scanJob(row)
 }
 
 // Get returns the job with id if its collection is visible to p, else

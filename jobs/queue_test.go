@@ -414,3 +414,34 @@ func TestCancelDuringWrite(t *testing.T) {
 		t.Fatalf("cancel during the write: %+v %v", got, err)
 	}
 }
+
+// instantRunner finishes every job at once.
+type instantRunner struct{}
+
+func (instantRunner) Run(context.Context, Job, func(Progress)) error { return nil }
+
+// Enqueue yields to the source's active job, which may end before it is
+// read; the caller then gets a new job, never an error.
+func TestEnqueueWhileTheActiveJobEnds(t *testing.T) {
+	_, q := openQueue(t, filepath.Join(t.TempDir(), "index.db"), instantRunner{})
+	defer q.Close(context.Background())
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				if _, _, err := q.Enqueue(context.Background(), KindSync, "src", "default", "t"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("enqueue: %v", err)
+	}
+}
