@@ -169,7 +169,11 @@ func parseQuestion(q string) parsedQuery {
 					return true
 				})
 			}
-			if len(parts) >= 2 || (declKeyword(prevWord) && !isStopword(whole[len(whole)-1])) {
+			// A name is one token to the index (ParseIP, parse_qs), or a
+			// qualified one (sync.Mutex, std::vector); a hyphenated compound
+			// (If-Modified-Since, IL-10) is prose, not a declared name.
+			qualified := strings.Contains(comp, ".") || strings.Contains(comp, "::")
+			if (len(parts) >= 2 && (len(whole) == 1 || qualified)) || (declKeyword(prevWord) && len(whole) == 1 && !isStopword(whole[0])) {
 				pq.names = appendName(pq.names, whole)
 			}
 			prevWord = ""

@@ -199,6 +199,8 @@ func TestQuestionNames(t *testing.T) {
 		{"parse_qs in urllib", []string{"parse_qs"}},
 		{"reader writer lock", nil},
 		{"class for the parser", nil}, // a stop word after the keyword
+		{"If-Modified-Since header", nil},
+		{"std::vector growth", []string{"std.vector"}},
 	} {
 		pq := parseQuestion(tt.question)
 		var got []string
