@@ -309,8 +309,10 @@ const maxCompletedUnits = 150
 
 // completeFiles scores the units of the named files (pairs [source_id,
 // path]) that the pool lacks, within the scope sf, and returns the pool
-// with those that match the question.
-func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, sf *scopeFilter, named [][2]string, cands []*candidate) ([]*candidate, error) {
+// with those that match the question as stage A's clauses do
+// (matchesQuery): a unit that holds only some parts of an identifier is
+// no match, here as in FTS5.
+func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, named [][2]string, cands []*candidate) ([]*candidate, error) {
 	if len(named) == 0 {
 		return cands, nil
 	}
@@ -337,7 +339,7 @@ func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, sf *
 		if in[c.seq] {
 			continue
 		}
-		if c.score = sc.score(c); c.score > 0 {
+		if c.score = sc.score(c); c.score > 0 && sc.matchesQuery(q.pq) {
 			cands = append(cands, c)
 		}
 	}
@@ -373,3 +375,49 @@ func (q *preparedQuery) fileScore(tf, pathTF []float64, bytes int64) float64 {
 
 // fileB is the strength of a file's length normalization.
 const fileB = 0.75
+
+// matchesQuery reports whether the unit the scorer scored last matches the
+// question as the FTS5 clauses of stage A would (queryClauses): a free
+// word, an identifier whole or by all its parts, or a quoted phrase.
+func (s *scorer) matchesQuery(pq *parsedQuery) bool {
+	has := func(t int) bool {
+		for f := 0; f < numFields; f++ {
+			if s.tf[t*numFields+f] > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	all := func(ids []int) bool {
+		for _, id := range ids {
+			if !has(id) {
+				return false
+			}
+		}
+		return len(ids) > 0
+	}
+	phrase := func(pi int) bool {
+		for f := 0; f < numFields; f++ {
+			if countPhrase(s.hits[f], s.phrases[pi]) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range pq.terms {
+		if pq.clause(i) && has(i) {
+			return true
+		}
+	}
+	for _, g := range pq.groups {
+		if all(g.parts) || (g.phrase >= 0 && phrase(g.phrase)) || (g.phrase < 0 && all(g.whole)) {
+			return true
+		}
+	}
+	for pi, ph := range pq.phrases {
+		if ph.quoted && phrase(pi) {
+			return true
+		}
+	}
+	return false
+}

@@ -137,6 +137,8 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	if cands, err = e.rank(ctx, tx, q, &sf, cands); err != nil {
 		return Ranked{}, err
 	}
+	// Completion (rank_file.go) may add matches the count did not reach.
+	out.TotalMatches = min(max(out.TotalMatches, len(cands)), maxCountedMatches)
 	end := min(len(cands), out.Offset+norm.Limit)
 	if out.Offset >= end {
 		return out, nil
@@ -266,7 +268,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 		named := names.lookup(q.nameStems(), sf)
-		if cands, err = e.completeFiles(ctx, tx, sc, sf, named, cands); err != nil {
+		if cands, err = e.completeFiles(ctx, tx, sc, q, sf, named, cands); err != nil {
 			return nil, err
 		}
 	}
