@@ -74,7 +74,7 @@ const (
 // a role to that role.
 var roleWords = map[string]string{
 	"test": "test", "tests": "test", "testing": "test", "unittest": "test", "spec": "test",
-	"specs": "test",
+	"specs":   "test",
 	"example": "example", "examples": "example", "sample": "example", "samples": "example", "demo": "example",
 	"testdata": "testdata", "fixture": "testdata", "fixtures": "testdata", "golden": "testdata",
 	"vendor": "vendored", "vendored": "vendored",
