@@ -64,6 +64,9 @@ const (
 	fileWeight = 0.5
 	// saturation scales each further unit of a file already ranked.
 	saturation = 0.5
+	// namedTestBoost is what a unit of a role the question asks for gains
+	// when its title names a name of the question (titleNames).
+	namedTestBoost = 0.5
 	// otherRoles scales the units of the roles a question does not ask
 	// for when it asks for some ("tests for ParseIP"): definitions then
 	// get no boost either, since the question wants what uses the name.
@@ -141,10 +144,15 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 		if role == "" {
 			role = "source"
 		}
-		if len(asked) == 0 {
+		switch {
+		case len(asked) == 0:
 			if d := definesName(q.pq.names, c); d > 0 {
 				s += d * defBoost * best
 			}
+		case asked[role] && titleNames(q.pq.names, c):
+			// "tests for ParseIP": the test named for it (TestParseIP,
+			// test_parse_ip, ParseIP.test) is what the question wants.
+			s += namedTestBoost * best
 		}
 		if len(nameStems) > 0 {
 			r, ok := nameCache[c.path]
@@ -416,6 +424,22 @@ func (s *scorer) matchesQuery(pq *parsedQuery) bool {
 	}
 	for pi, ph := range pq.phrases {
 		if ph.quoted && phrase(pi) {
+			return true
+		}
+	}
+	return false
+}
+
+// titleNames reports whether the candidate's title holds a name of the
+// question inside an identifier, case and underscores aside: TestParseIP,
+// test_parse_ip and ExampleParseIP all hold parseip.
+func titleNames(names []qname, c *candidate) bool {
+	if len(names) == 0 || c.title == "" {
+		return false
+	}
+	t := strings.ToLower(strings.ReplaceAll(c.title, "_", ""))
+	for _, n := range names {
+		if w := strings.ReplaceAll(n.name, "_", ""); w != "" && strings.Contains(t, w) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +132,15 @@ func TestRolesAskedForKeepTheirRank(t *testing.T) {
 	res := env.search(env.all, QueryRequest{Question: "example ParseIP"})
 	if len(res.Hits) == 0 || res.Hits[0].Path != "net/example_test.go" {
 		t.Errorf("first hits %v, want net/example_test.go first", firstPaths(res.Hits, 4))
+	}
+	// Of the tests, the one named for the name comes first.
+	res = env.search(env.all, QueryRequest{Question: "tests for ParseIP"})
+	if len(res.Hits) == 0 || res.Hits[0].Title != "func TestParseIP" {
+		var got []string
+		for _, h := range res.Hits[:min(4, len(res.Hits))] {
+			got = append(got, h.Path+": "+h.Title)
+		}
+		t.Errorf("first hits %v, want func TestParseIP first", got)
 	}
 }
 
@@ -309,5 +319,30 @@ func TestCompletedFilesKeepTheScope(t *testing.T) {
 		if h.Language != "markdown" {
 			t.Fatalf("a markdown-only search got %s (%s)", h.Path, h.Language)
 		}
+	}
+}
+
+// Of the units of a role the question asks for, the one whose title names
+// the name comes first, before one that only calls it often.
+func TestAskedRoleNamedFirst(t *testing.T) {
+	env := newSearchEnv(t)
+	var table strings.Builder
+	table.WriteString("package net\n\nvar parseCIDRTests = []struct{ ip IP }{\n")
+	for i := range 60 {
+		fmt.Fprintf(&table, "\t{ParseIP(\"10.0.0.%d\")},\n", i)
+	}
+	table.WriteString("}\n\n")
+	table.WriteString("func TestParseIP(t *testing.T) {\n\tif ParseIP(\"127.0.0.1\") == nil {\n\t\tt.Fatal(\"nil\")\n\t}\n}\n")
+	env.folder("go", "default", map[string]string{
+		"net/ip_test.go": table.String(),
+		"net/ip.go":      "package net\n\n// ParseIP parses s.\nfunc ParseIP(s string) IP { return nil }\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "tests for ParseIP"})
+	if len(res.Hits) == 0 || res.Hits[0].Title != "func TestParseIP" {
+		var got []string
+		for _, h := range res.Hits[:min(3, len(res.Hits))] {
+			got = append(got, h.Path+": "+h.Title)
+		}
+		t.Fatalf("first hits %v, want func TestParseIP first", got)
 	}
 }
