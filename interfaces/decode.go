@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // JSONProblem words a JSON decoding error for the caller, the same on every
@@ -18,23 +18,11 @@ func JSONProblem(err error) string {
 		return "malformed JSON"
 	case errors.As(err, &te):
 		if te.Field != "" {
-			return "field " + clip(te.Field, 80) + " has the wrong type or is out of range"
+			return "field " + workspace.Clip(te.Field, 80) + " has the wrong type or is out of range"
 		}
 		return "wrong JSON type"
 	}
-	return clip(err.Error(), 160)
-}
-
-// clip shortens s to at most n bytes of valid UTF-8.
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return workspace.Clip(err.Error(), 160)
 }
 
 // LoneSurrogate reports whether a JSON string in b holds an escaped

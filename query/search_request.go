@@ -92,7 +92,7 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 		}
 		for _, m := range req.Modalities {
 			if m != ModalityLexical {
-				return QueryRequest{}, invalid("modality %q is not available: this build searches %q only", clip(m), ModalityLexical)
+				return QueryRequest{}, invalid("modality %q is not available: this build searches %q only", workspace.Clip(m, 64), ModalityLexical)
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 	out.Profile = DefaultProfile
 	if req.Profile != "" {
 		if _, ok := profileByName(req.Profile); !ok {
-			return QueryRequest{}, invalid("profile %q: use %s", clip(req.Profile), strings.Join(profileNames(), ", "))
+			return QueryRequest{}, invalid("profile %q: use %s", workspace.Clip(req.Profile, 64), strings.Join(profileNames(), ", "))
 		}
 		out.Profile = req.Profile
 	}
@@ -125,7 +125,7 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 			return QueryRequest{}, invalid("budget.max_tokens must be between 1 and %d", MaxBudgetTokens)
 		}
 		if b.Counter != "" && !slices.Contains(budgetCounters, b.Counter) {
-			return QueryRequest{}, invalid("budget.counter %q: use %s", clip(b.Counter), strings.Join(budgetCounters, " or "))
+			return QueryRequest{}, invalid("budget.counter %q: use %s", workspace.Clip(b.Counter, 64), strings.Join(budgetCounters, " or "))
 		}
 		if b.MaxTokens != 0 || b.Counter != "" {
 			bb := *b
@@ -177,17 +177,17 @@ func normalizeFilters(f *Filters) (*Filters, error) {
 	known := facetValues()
 	for k, v := range f.Facets {
 		if !validWord(k) {
-			return nil, invalid("filters.facets: facet name %q: use letters, digits and '_'", clip(k))
+			return nil, invalid("filters.facets: facet name %q: use letters, digits and '_'", workspace.Clip(k, 64))
 		}
 		if len(v) > MaxFilterValueBytes || !utf8.ValidString(v) {
 			return nil, invalid("filters.facets.%s: the value is too long or not UTF-8", k)
 		}
 		values, ok := known[k]
 		if !ok {
-			return nil, invalid("filters.facets: no kind has a facet %q (discover facets lists them)", clip(k))
+			return nil, invalid("filters.facets: no kind has a facet %q (discover facets lists them)", workspace.Clip(k, 64))
 		}
 		if values != nil && !slices.Contains(values, strings.ToLower(v)) {
-			return nil, invalid("filters.facets.%s: %q is not one of its values: %s", k, clip(v), strings.Join(values, ", "))
+			return nil, invalid("filters.facets.%s: %q is not one of its values: %s", k, workspace.Clip(v, 64), strings.Join(values, ", "))
 		}
 	}
 	if out.Roles, err = normalizeList("filters.roles", f.Roles, sources.ValidRole); err != nil {
@@ -271,7 +271,7 @@ func normalizeList(field string, in []string, valid func(string) bool) ([]string
 	out := make([]string, 0, len(in))
 	for _, s := range in {
 		if s == "" || len(s) > MaxFilterValueBytes || !utf8.ValidString(s) || !valid(s) {
-			return nil, invalid("%s: %q is not valid", field, clip(s))
+			return nil, invalid("%s: %q is not valid", field, workspace.Clip(s, 64))
 		}
 		out = append(out, s)
 	}
@@ -343,16 +343,4 @@ func pageKey(req QueryRequest) string {
 
 func invalid(format string, args ...any) *workspace.Error {
 	return workspace.Errorf(workspace.CodeInvalidArgument, format, args...)
-}
-
-// clip shortens a caller's value for an error message.
-func clip(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

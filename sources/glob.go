@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/tychora/tychora/workspace"
 )
 
 // Limits on globs: SourceInput include and exclude lists and a search's
@@ -56,7 +57,7 @@ func (e *GlobError) Error() string {
 	if e.Index < 0 {
 		return e.Problem
 	}
-	return fmt.Sprintf("[%d] %q: %s", e.Index, clipGlob(e.Glob), e.Problem)
+	return fmt.Sprintf("[%d] %q: %s", e.Index, workspace.Clip(e.Glob, 64), e.Problem)
 }
 
 // CompileGlobs checks and compiles globs. Each must be valid doublestar
@@ -301,16 +302,4 @@ func (seq globSeq) expand() []string {
 		out = next
 	}
 	return out
-}
-
-// clipGlob shortens a glob for an error message.
-func clipGlob(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

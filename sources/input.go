@@ -88,7 +88,7 @@ func validateInput(in SourceInput) error {
 // '..' element.
 func ValidateGlob(g string) error {
 	if p := globProblem(g); p != "" {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", clipGlob(g), p)
+		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", workspace.Clip(g, 64), p)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func validateGlobs(field string, gs []string) error {
 	}
 	for i, g := range gs {
 		if p := globProblem(g); p != "" {
-			return workspace.Errorf(workspace.CodeInvalidArgument, "%s[%d] %q: %s", field, i, clipGlob(g), p)
+			return workspace.Errorf(workspace.CodeInvalidArgument, "%s[%d] %q: %s", field, i, workspace.Clip(g, 64), p)
 		}
 	}
 	if _, err := CompileGlobs(folderGlobs(gs)); err != nil {

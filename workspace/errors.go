@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 )
 
 // Code is a public error code (DESIGN §4). Callers branch on codes, never on
@@ -126,4 +128,18 @@ func Public(err error) *Error {
 		return nil
 	}
 	return &Error{Code: ErrorCode(err), Message: ErrorMessage(err)}
+}
+
+// Clip shortens s, for an error message, to at most n bytes of valid
+// UTF-8, marking the cut with "…": a caller's value quoted in a message
+// never makes it long and never breaks its encoding.
+func Clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

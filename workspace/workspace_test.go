@@ -469,3 +469,21 @@ func TestIngestRootInsideWorkspaceThroughSymlink(t *testing.T) {
 		t.Errorf("root through a symlink into the workspace: %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 64, "short"},
+		{"abcdef", 3, "abc…"},
+		{"aé", 2, "a…"},            // never inside a UTF-8 sequence
+		{"a\xffb", 64, "a\uFFFDb"}, // invalid bytes become U+FFFD
+		{"", 0, ""},
+	} {
+		if got := Clip(tt.in, tt.n); got != tt.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

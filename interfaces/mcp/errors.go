@@ -2,8 +2,6 @@ package mcpapi
 
 import (
 	"encoding/json"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,21 +43,8 @@ func toolError(err error) *mcp.CallToolResult {
 // bounded, valid UTF-8 message.
 func invalidArgument(tool, format string, args ...any) error {
 	e := workspace.Errorf(workspace.CodeInvalidArgument, format, args...)
-	e.Message = clip(tool + ": " + e.Message)
+	e.Message = workspace.Clip(tool+": "+e.Message, maxMessage)
 	return e
-}
-
-// clip shortens s to at most maxMessage bytes of valid UTF-8.
-func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // resourceError maps a failed resource read to the JSON-RPC error the spec
@@ -72,7 +57,7 @@ func resourceError(uri string, err error) error {
 	data, _ := json.Marshal(struct {
 		URI   string                 `json:"uri"`
 		Error interfaces.ErrorDetail `json:"error"`
-	}{clip(uri), body.Error})
+	}{workspace.Clip(uri, maxMessage), body.Error})
 	switch body.Error.Code {
 	case workspace.CodeNotFound:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}

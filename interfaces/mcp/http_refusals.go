@@ -104,7 +104,7 @@ func (e *envelopeWriter) finish() {
 		return
 	}
 	text := strings.TrimPrefix(strings.TrimSpace(e.text.String()), "Bad Request: ")
-	code, msg := workspace.CodeInvalidArgument, clip(text)
+	code, msg := workspace.CodeInvalidArgument, workspace.Clip(text, maxMessage)
 	h := e.Header()
 	switch {
 	case e.status == http.StatusUnauthorized:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // methodRule is how the SDK's server takes one method it receives.
@@ -79,7 +81,7 @@ func (h *HTTPHandler) screen(w http.ResponseWriter, r *http.Request, f *frame) b
 		switch {
 		case !known && m.call() && stateless:
 		case !known && m.call():
-			refusals[i], refused = rpcErrorResponse(m.idJSON, rpcMethodNotFound, fmt.Sprintf("Method not found: %q", clip(m.method))), true
+			refusals[i], refused = rpcErrorResponse(m.idJSON, rpcMethodNotFound, fmt.Sprintf("Method not found: %q", workspace.Clip(m.method, maxMessage))), true
 			continue
 		case !known, !rule.notification && m.notification():
 			dropped = true

@@ -212,7 +212,7 @@ func (f *inFlight) admit(msgs []rpcMsg) (code int, msg string) {
 	}
 	for _, m := range msgs {
 		if _, ok := f.ids[m.id]; ok && m.call() {
-			return rpcInvalidRequest, "Invalid Request: the id " + clip(string(m.idJSON)) + " is that of a request not yet answered"
+			return rpcInvalidRequest, "Invalid Request: the id " + workspace.Clip(string(m.idJSON), maxMessage) + " is that of a request not yet answered"
 		}
 	}
 	for _, m := range msgs {
