@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +232,34 @@ func TestDefaultExcludesNewDirectory(t *testing.T) {
 	}
 	if e.match("padword") != 0 {
 		t.Fatal("node_modules is indexed")
+	}
+}
+
+// TestDefaultExcludesMatchDocs keeps the table of docs/ingest.md ("Default
+// excludes") and the built-in list equal.
+func TestDefaultExcludesMatchDocs(t *testing.T) {
+	b, err := os.ReadFile("../docs/ingest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "### Default excludes\n")
+	if !ok {
+		t.Fatal("docs/ingest.md has no section Default excludes")
+	}
+	_, table, _ := strings.Cut(section, "| --- | --- |\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var names []string
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(row, "|")
+		if len(cells) < 3 {
+			t.Fatalf("row %q", row)
+		}
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[2], -1) {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	if want := workspace.DefaultExcludes(); !slices.Equal(names, want) {
+		t.Fatalf("docs list\n %v\ncode has\n %v", names, want)
 	}
 }
