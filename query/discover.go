@@ -162,6 +162,10 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		return out, nil
 	case SubjectSettings:
 		s := d.Settings
+		excludes := s.DefaultExcludes
+		if excludes == nil { // settings that were never filled: the built-in list applies
+			excludes = workspace.DefaultExcludes()
+		}
 		return []any{
 			SettingItem{"ingest_roots", s.IngestRoots},
 			SettingItem{"collections", visible(p, s.Collections)},
@@ -172,6 +176,7 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			SettingItem{"default_max_tokens", s.DefaultMaxTokens},
 			SettingItem{"query_history", s.QueryHistory},
 			SettingItem{"listen", s.Listen},
+			SettingItem{"default_excludes", excludes},
 		}, nil
 	case SubjectLanguages:
 		return d.counted(ctx, p, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id

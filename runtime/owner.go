@@ -234,8 +234,9 @@ func (own *Owner) open(ctx context.Context) error {
 		own.log.Info("removed assets no revision recorded", "files", n)
 	}
 	own.indexer = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
-		MaxFileBytes: s.MaxFileBytes,
-		Logger:       own.log,
+		MaxFileBytes:    s.MaxFileBytes,
+		DefaultExcludes: s.DefaultExcludes,
+		Logger:          own.log,
 	})
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
 	own.rankGate = newRankGate(rankSlots(own.db.Readers()))

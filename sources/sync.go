@@ -50,6 +50,10 @@ type Options struct {
 	// OptimizeMinChurn is the fewest changed leaves that make Optimize
 	// merge the index; 0 means OptimizeMinChurn.
 	OptimizeMinChurn int64
+	// DefaultExcludes names the directories a walk leaves out by name, at
+	// any depth below the source root (default_excludes); nil means
+	// workspace.DefaultExcludes(). .git is always left out.
+	DefaultExcludes []string
 	// Logger receives debug records; nil is silent.
 	Logger *slog.Logger
 }
@@ -60,11 +64,12 @@ type Options struct {
 // (the job queue guarantees it, and a second one fails with CONFLICT rather
 // than corrupt anything).
 type Indexer struct {
-	db     *workspace.DB
-	policy *Policy
-	assets *Assets
-	opts   Options
-	log    *slog.Logger
+	db       *workspace.DB
+	policy   *Policy
+	assets   *Assets
+	opts     Options
+	defaults map[string]bool // the directory names of Options.DefaultExcludes, and .git
+	log      *slog.Logger
 
 	extractCalls atomic.Int64
 }
@@ -88,7 +93,14 @@ func NewIndexer(db *workspace.DB, policy *Policy, assets *Assets, opts Options) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{db: db, policy: policy, assets: assets, opts: opts, log: log}
+	if opts.DefaultExcludes == nil {
+		opts.DefaultExcludes = workspace.DefaultExcludes()
+	}
+	defaults := map[string]bool{workspace.GitDir: true}
+	for _, n := range opts.DefaultExcludes {
+		defaults[n] = true
+	}
+	return &Indexer{db: db, policy: policy, assets: assets, opts: opts, defaults: defaults, log: log}
 }
 
 // Policy returns the indexer's path policy.
@@ -217,7 +229,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		stats.Commit, stats.Ref = head.Commit, head.Ref
 	}
 	pr := &progressReporter{fn: opts.Progress}
-	walked, err := walkSource(ctx, ix.policy, src, func(n int) {
+	walked, err := walkSource(ctx, ix.policy, src, ix.defaults, func(n int) {
 		pr.report(Progress{FilesSeen: int64(n)}, false)
 	})
 	if err != nil {

@@ -19,25 +19,26 @@ import (
 
 // Skip reasons recorded in coverage (docs/ingest.md explains each).
 const (
-	SkipIgnored       = "ignored"        // matched .gitignore or .git/info/exclude (directories are pruned)
-	SkipExcluded      = "excluded"       // matched an exclude glob (directories are pruned)
-	SkipNotIncluded   = "not_included"   // a file matching none of the include globs
-	SkipWorkspace     = "workspace"      // the tychora workspace directory, never ingested
-	SkipSymlinkEscape = "symlink_escape" // a symlink whose target lies outside the ingest roots
-	SkipSymlinkCycle  = "symlink_cycle"  // a symlinked directory already walked, or inside the source itself
-	SkipSymlinkBroken = "symlink_broken" // a symlink whose target does not exist
-	SkipSpecial       = "special"        // not a regular file or directory (socket, fifo, device)
-	SkipUnreadable    = "unreadable"     // permission or I/O error
-	SkipBinary        = "binary"         // binary content that is not a supported image
-	SkipTooLarge      = "too_large"      // over max_file_bytes (images: over 16 MiB)
-	SkipUndecodable   = "undecodable"    // not valid UTF-8 text
-	SkipUnsupported   = "unsupported"    // no extractor for the file
-	SkipExtractError  = "extract_error"  // the extractor failed on the file
+	SkipIgnored       = "ignored"         // matched .gitignore or .git/info/exclude (directories are pruned)
+	SkipExcluded      = "excluded"        // matched an exclude glob (directories are pruned)
+	SkipNotIncluded   = "not_included"    // a file matching none of the include globs
+	SkipDefault       = "default_exclude" // a directory named in default_excludes (pruned), or .git
+	SkipWorkspace     = "workspace"       // the tychora workspace directory, never ingested
+	SkipSymlinkEscape = "symlink_escape"  // a symlink whose target lies outside the ingest roots
+	SkipSymlinkCycle  = "symlink_cycle"   // a symlinked directory already walked, or inside the source itself
+	SkipSymlinkBroken = "symlink_broken"  // a symlink whose target does not exist
+	SkipSpecial       = "special"         // not a regular file or directory (socket, fifo, device)
+	SkipUnreadable    = "unreadable"      // permission or I/O error
+	SkipBinary        = "binary"          // binary content that is not a supported image
+	SkipTooLarge      = "too_large"       // over max_file_bytes (images: over 16 MiB)
+	SkipUndecodable   = "undecodable"     // not valid UTF-8 text
+	SkipUnsupported   = "unsupported"     // no extractor for the file
+	SkipExtractError  = "extract_error"   // the extractor failed on the file
 )
 
 // SkipReasons lists every skip reason in a stable order.
 func SkipReasons() []string {
-	return []string{SkipIgnored, SkipExcluded, SkipNotIncluded, SkipWorkspace,
+	return []string{SkipIgnored, SkipExcluded, SkipNotIncluded, SkipDefault, SkipWorkspace,
 		SkipSymlinkEscape, SkipSymlinkCycle, SkipSymlinkBroken, SkipSpecial,
 		SkipUnreadable, SkipBinary, SkipTooLarge, SkipUndecodable,
 		SkipUnsupported, SkipExtractError}
@@ -72,6 +73,7 @@ type walker struct {
 	root     string // real path of the source root
 	include  globSet
 	exclude  globSet
+	defaults map[string]bool // directory names left out (Options.DefaultExcludes)
 	visited  map[string]bool
 	res      walkResult
 	progress func(seen int)
@@ -81,10 +83,10 @@ type walker struct {
 // For folders and repositories the walk honours .gitignore at every level
 // (and ignore files above the root up to the repository that holds it, see
 // ignoreBase), .git/info/exclude, the include and exclude globs, never
-// enters .git or the workspace, and follows a symlink only to a target
-// inside the ingest roots, once. An unreadable root is an error; anything
-// below it is a skip.
-func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) (walkResult, error) {
+// enters .git, a directory named in defaults (a set of names) or the
+// workspace, and follows a symlink only to a target inside the ingest
+// roots, once. An unreadable root is an error; anything below it is a skip.
+func walkSource(ctx context.Context, p *Policy, src Source, defaults map[string]bool, progress func(int)) (walkResult, error) {
 	root := src.Path
 	if src.Kind == KindFile {
 		fi, err := os.Stat(root)
@@ -105,6 +107,7 @@ func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) 
 		root:     root,
 		include:  newGlobSet(src.Include),
 		exclude:  newGlobSet(src.Exclude),
+		defaults: defaults,
 		visited:  map[string]bool{},
 		progress: progress,
 	}
@@ -112,6 +115,18 @@ func walkSource(ctx context.Context, p *Policy, src Source, progress func(int)) 
 		return walkResult{}, err
 	}
 	return w.res, nil
+}
+
+// defaultDetail is the coverage detail of a default exclude: where the
+// list is set.
+const defaultDetail = "named in default_excludes (tychora.json)"
+
+// dirSuffix is the '/' that coverage puts after a directory's path.
+func dirSuffix(isDir bool) string {
+	if isDir {
+		return "/"
+	}
+	return ""
 }
 
 func (w *walker) skip(rel, reason, detail string) {
@@ -143,7 +158,10 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if name == ".git" {
+		if name == workspace.GitDir {
+			// Whatever its type: a .git file points a worktree or
+			// submodule at its git directory.
+			w.skip(path.Join(rel, name)+dirSuffix(e.IsDir()), SkipDefault, defaultDetail)
 			continue
 		}
 		if !utf8.ValidString(name) {
@@ -177,6 +195,10 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 			childReal := filepath.Join(real, name)
 			if w.policy.InWorkspace(childReal) {
 				w.skip(shown, SkipWorkspace, "")
+				continue
+			}
+			if w.defaults[name] {
+				w.skip(shown, SkipDefault, defaultDetail)
 				continue
 			}
 			if err := w.dir(childAbs, childReal, childRel, childElems, ps); err != nil {
@@ -251,6 +273,10 @@ func (w *walker) symlink(abs, rel string, elems []string, ps []gitignore.Pattern
 	}
 	switch {
 	case fi.IsDir():
+		if w.defaults[path.Base(rel)] {
+			w.skip(rel+"/", SkipDefault, defaultDetail)
+			return nil
+		}
 		if w.visited[target] || within(target, w.root) || within(w.root, target) {
 			w.skip(rel+"/", SkipSymlinkCycle, "")
 			return nil

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,11 +34,14 @@ func FuzzParseScope(f *testing.F) {
 
 // FuzzSettings: any tychora.json loads or fails with a typed error that
 // names the file, and what loads is one JSON object of known keys, spelled
-// exactly, and always listens on loopback.
+// exactly, always listens on loopback, and leaves out .git and directory
+// names only (one path element each, no glob, listed once).
 func FuzzSettings(f *testing.F) {
 	for _, s := range []string{`{}`, `{"listen":"[::1]:0"}`, `{"workers":3,"collections":["a"]}`, `{"ingest_roots":["x"]}`, `[]`, `{"listen":"127.0.0.1:99999"}`,
 		`null`, `{"workers":2} x`, `{"workers":2}{"workers":3}`, `{"WORKERS":3,"Query_History":"full"}`, `{"workers":1,"workers":2}`,
-		`{"workers":null}`, `{"work\u0065rs":3}`, "{}\n\t ", `{"workers":2`, ""} {
+		`{"workers":null}`, `{"work\u0065rs":3}`, "{}\n\t ", `{"workers":2`, "",
+		`{"default_excludes":[]}`, `{"default_excludes":["node_modules","target"]}`, `{"default_excludes":["a/b"]}`,
+		`{"default_excludes":["*.egg-info"]}`, `{"default_excludes":[".git",".git"]}`, `{"default_excludes":[".."]}`} {
 		f.Add(s)
 	}
 	dir := f.TempDir() + "/ws"
@@ -70,6 +74,14 @@ func FuzzSettings(f *testing.F) {
 		}
 		if !strings.HasPrefix(s.Listen, "127.0.0.1:") && !strings.HasPrefix(s.Listen, "[::1]:") {
 			t.Fatalf("listen %q", s.Listen)
+		}
+		if !slices.Contains(s.DefaultExcludes, GitDir) || !slices.IsSorted(s.DefaultExcludes) || len(slices.Compact(slices.Clone(s.DefaultExcludes))) != len(s.DefaultExcludes) {
+			t.Fatalf("default_excludes %q", s.DefaultExcludes)
+		}
+		for _, n := range s.DefaultExcludes {
+			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00*?[{") {
+				t.Fatalf("default_excludes holds %q", n)
+			}
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Settings are the flat keys of tychora.json (DESIGN §2). Every key is
@@ -30,6 +31,11 @@ type Settings struct {
 	DefaultMaxTokens int      `json:"default_max_tokens"`
 	QueryHistory     string   `json:"query_history"`
 	Listen           string   `json:"listen"`
+	// DefaultExcludes names the directories every folder and repository
+	// walk leaves out by name (docs/ingest.md, "Default excludes"). Absent
+	// (nil) means the built-in list, DefaultExcludes(); a list replaces
+	// it, and [] leaves out nothing but .git, which is always in the list.
+	DefaultExcludes []string `json:"default_excludes,omitempty"`
 
 	impliedRoot bool // ingest_roots was absent and defaulted
 }
@@ -46,7 +52,35 @@ const (
 	DefaultCollection       = "default"
 	maxWorkers              = 64
 	maxCollectionNameLength = 64
+	maxDefaultExcludes      = 256
+	maxExcludeNameLength    = 255
 )
+
+// GitDir is the directory name that is always in the default excludes: a
+// repository is its working tree (DESIGN §3), and git's own directory holds
+// its object store and, in config, possibly credentials.
+const GitDir = ".git"
+
+// builtinExcludes are directories that are never source: version control,
+// installed dependencies, virtual environments, and the caches and build
+// state of tools. A name joins only when it is never a real source folder
+// (not env, target, build, dist, coverage, vendor, .idea or .vscode: see
+// docs/ingest.md). Sorted.
+var builtinExcludes = []string{
+	".angular", ".build", ".bzr", ".cache", ".conda", ".dart_tool", ".direnv",
+	".docusaurus", ".eggs", ".git", ".gradle", ".hg", ".hypothesis",
+	".ipynb_checkpoints", ".jj", ".m2", ".mypy_cache", ".next", ".nox",
+	".nuxt", ".nyc_output", ".parcel-cache", ".pnpm-store", ".pytest_cache",
+	".pytype", ".ruff_cache", ".sass-cache", ".stack-work", ".svelte-kit",
+	".svn", ".terraform", ".tox", ".turbo", ".tychora", ".venv", ".zig-cache",
+	"__pycache__", "__pypackages__", "bower_components", "dist-newstyle",
+	"elm-stuff", "jspm_packages", "node_modules", "venv", "zig-cache",
+}
+
+// DefaultExcludes returns the built-in default excludes, sorted: the
+// directories a walk leaves out by name when tychora.json names no
+// default_excludes.
+func DefaultExcludes() []string { return slices.Clone(builtinExcludes) }
 
 var collectionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
@@ -99,6 +133,15 @@ func (s *Settings) fill(dir string) {
 	}
 	if s.Listen == "" {
 		s.Listen = DefaultListen
+	}
+	if s.DefaultExcludes == nil {
+		s.DefaultExcludes = DefaultExcludes()
+	} else {
+		s.DefaultExcludes = slices.Clone(s.DefaultExcludes)
+		if !slices.Contains(s.DefaultExcludes, GitDir) {
+			s.DefaultExcludes = append(s.DefaultExcludes, GitDir)
+		}
+		slices.Sort(s.DefaultExcludes)
 	}
 }
 
@@ -170,7 +213,42 @@ func (s *Settings) Validate(dir string) error {
 	if err := CheckListen(s.Listen); err != nil {
 		return err
 	}
+	return checkDefaultExcludes(s.DefaultExcludes)
+}
+
+// checkDefaultExcludes accepts directory names, each matched exactly
+// against one path element: not empty, not "." or "..", no separator, NUL
+// or glob character, valid UTF-8, at most 255 bytes; each listed once, at
+// most 256.
+func checkDefaultExcludes(names []string) error {
+	if len(names) > maxDefaultExcludes {
+		return Errorf(CodeInvalidArgument, "default_excludes lists %d names, at most %d", len(names), maxDefaultExcludes)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case n == "" || n == "." || n == "..":
+			return Errorf(CodeInvalidArgument, "default_excludes: %q is not a directory name", n)
+		case !utf8.ValidString(n) || len(n) > maxExcludeNameLength:
+			return Errorf(CodeInvalidArgument, "default_excludes: %q is not a directory name (valid UTF-8, at most %d bytes)", strings.ToValidUTF8(truncateName(n), "\uFFFD"), maxExcludeNameLength)
+		case strings.ContainsAny(n, "/\\\x00"):
+			return Errorf(CodeInvalidArgument, "default_excludes: %q is not a directory name: it holds a path separator or NUL (a name matches one path element, at any depth)", truncateName(n))
+		case strings.ContainsAny(n, "*?[{"):
+			return Errorf(CodeInvalidArgument, "default_excludes: %q: names are matched exactly, without glob characters (a source's exclude globs take patterns)", truncateName(n))
+		case seen[n]:
+			return Errorf(CodeInvalidArgument, "default_excludes: %q is listed twice", n)
+		}
+		seen[n] = true
+	}
 	return nil
+}
+
+// truncateName shortens a long name for a message.
+func truncateName(n string) string {
+	if len(n) > 64 {
+		return n[:64] + "..."
+	}
+	return n
 }
 
 // CheckListen accepts only a numeric loopback address 127.0.0.1 or ::1 with
@@ -363,8 +441,13 @@ func jsonType(t reflect.Type) string {
 	}
 }
 
-// SaveSettings writes s to tychora.json atomically.
+// SaveSettings writes s to tychora.json atomically. default_excludes is
+// left out when it is the built-in list, so that the workspace follows the
+// built-in list of later versions.
 func SaveSettings(l Layout, s Settings) error {
+	if slices.Equal(s.DefaultExcludes, builtinExcludes) {
+		s.DefaultExcludes = nil
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 	}
 	want := Settings{IngestRoots: []string{root}, Collections: []string{"default"}, MaxFileBytes: 8 << 20,
 		MaxRequestBytes: 4 << 20, Workers: 2, TokenCounter: "o200k_base", DefaultMaxTokens: 4000,
-		QueryHistory: "metadata", Listen: "127.0.0.1:0", impliedRoot: true}
+		QueryHistory: "metadata", Listen: "127.0.0.1:0", DefaultExcludes: DefaultExcludes(), impliedRoot: true}
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("defaults %+v\nwant %+v", s, want)
 	}
@@ -57,7 +57,7 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 			t.Errorf("tychora.json lacks %q", k)
 		}
 	}
-	if len(m) != 9 {
+	if len(m) != 9 { // default_excludes is left out while it is the built-in list
 		t.Errorf("tychora.json has %d keys: %s", len(m), b)
 	}
 
@@ -344,6 +344,7 @@ func TestSettingsKeysCoverFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := DefaultSettings(dir)
+	s.DefaultExcludes = []string{".git", "node_modules"} // written only when it is not the built-in list
 	if err := SaveSettings(l, s); err != nil {
 		t.Fatal(err)
 	}
