@@ -81,7 +81,9 @@ func newApp(e *env) *cli.App {
 		Description: "tychora keeps a search index of your files, folders and git repositories in a\n" +
 			"workspace directory and serves it to agents over MCP (stdio or HTTP on\n" +
 			"127.0.0.1) and to people through this CLI. One owner process holds a workspace;\n" +
-			"other tychora commands find it through .runtime/endpoint.json and delegate.",
+			"other tychora commands find it through .runtime/endpoint.json and delegate.\n\n" +
+			"Flags go before or after a command's arguments; after -- everything is an\n" +
+			"argument. tychora help COMMAND (or tychora COMMAND --help) shows a command's flags.",
 		Version: tyruntime.Version,
 		// A repeated flag gives a list; a value is never split at commas
 		// (a glob's {a,b} alternation, a path with a comma).
