@@ -113,6 +113,8 @@ var codeLangs = func() map[string]*codeLang {
 		"make":       indent(hashComments, "endif", "else", "endef"),
 		"dockerfile": indent(hashComments),
 		"cmake":      indent(hashComments),
+		"starlark": {fam: famIndent, lineComments: hashComments, singleQuote: true, triple: true, tripleSingle: true,
+			headers: []string{"load"}},
 	}
 	m["ruby"].headers = []string{"require", "require_relative"}
 	m["ruby"].containers = []string{"class", "module"}

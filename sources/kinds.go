@@ -67,7 +67,7 @@ var imageExtensions = []string{
 // knownLanguages holds every identifier DetectLanguage can return.
 var knownLanguages = func() map[string]bool {
 	m := map[string]bool{}
-	for _, table := range []map[string]string{languageByExt, languageByName, languageByInterpreter} {
+	for _, table := range []map[string]string{languageByExt, languageByName, languageByExactName, languageByInterpreter} {
 		for _, l := range table {
 			m[l] = true
 		}
@@ -199,13 +199,15 @@ func buildKinds() []KindDef {
 		langs[k][lang] = true
 	}
 	names := map[string][]string{}
-	for name, lang := range languageByName {
-		k := kindOfLanguage(lang)
-		names[k] = append(names[k], name)
-		if langs[k] == nil {
-			langs[k] = map[string]bool{}
+	for _, table := range []map[string]string{languageByName, languageByExactName} {
+		for name, lang := range table {
+			k := kindOfLanguage(lang)
+			names[k] = append(names[k], name)
+			if langs[k] == nil {
+				langs[k] = map[string]bool{}
+			}
+			langs[k][lang] = true
 		}
-		langs[k][lang] = true
 	}
 	for i := range defs {
 		d := &defs[i]

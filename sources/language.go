@@ -123,6 +123,8 @@ var languageByExt = map[string]string{
 	".vim":     "vim",
 	".cmake":   "cmake",
 	".mk":      "make",
+	".bzl":     "starlark",
+	".star":    "starlark",
 
 	// Data and configuration.
 	".json":       "json",
@@ -155,25 +157,51 @@ var languageByExt = map[string]string{
 // languageByName maps a lower-case base name to a language identifier for
 // files known by name rather than extension.
 var languageByName = map[string]string{
-	"makefile":       "make",
-	"gnumakefile":    "make",
-	"dockerfile":     "dockerfile",
-	"containerfile":  "dockerfile",
-	"cmakelists.txt": "cmake",
-	"gemfile":        "ruby",
-	"rakefile":       "ruby",
-	"podfile":        "ruby",
-	"vagrantfile":    "ruby",
-	"jenkinsfile":    "groovy",
-	".bashrc":        LangShell,
-	".bash_profile":  LangShell,
-	".bash_logout":   LangShell,
-	".zshrc":         LangShell,
-	".zprofile":      LangShell,
-	".zshenv":        LangShell,
-	".profile":       LangShell,
-	".envrc":         LangShell,
-	"pkgbuild":       LangShell,
+	"makefile":        "make",
+	"gnumakefile":     "make",
+	"dockerfile":      "dockerfile",
+	"containerfile":   "dockerfile",
+	"cmakelists.txt":  "cmake",
+	"gemfile":         "ruby",
+	"rakefile":        "ruby",
+	"podfile":         "ruby",
+	"vagrantfile":     "ruby",
+	"brewfile":        "ruby",
+	"guardfile":       "ruby",
+	"jenkinsfile":     "groovy",
+	"build.bazel":     "starlark",
+	"workspace.bazel": "starlark",
+	"module.bazel":    "starlark",
+	"tiltfile":        "starlark",
+	".bashrc":         LangShell,
+	".bash_profile":   LangShell,
+	".bash_logout":    LangShell,
+	".zshrc":          LangShell,
+	".zprofile":       LangShell,
+	".zshenv":         LangShell,
+	".profile":        LangShell,
+	".envrc":          LangShell,
+	"pkgbuild":        LangShell,
+}
+
+// languageByExactName maps a base name, in the case it must be written,
+// to a language identifier: Bazel's and Buck's BUILD files are Starlark,
+// while a file named "build" is more often a shell script.
+var languageByExactName = map[string]string{
+	"BUILD":     "starlark",
+	"WORKSPACE": "starlark",
+	"BUCK":      "starlark",
+}
+
+// docStems are the names, written in capitals, of a project's
+// documentation files. With a programming language's extension
+// (README.C++, NOTES.go) such a file is prose about that language, not
+// source in it.
+var docStems = map[string]bool{
+	"README": true, "LICENSE": true, "LICENCE": true, "COPYING": true, "NOTICE": true,
+	"CHANGELOG": true, "CHANGES": true, "NEWS": true, "HISTORY": true, "AUTHORS": true,
+	"CONTRIBUTORS": true, "CONTRIBUTING": true, "MAINTAINERS": true, "THANKS": true,
+	"CREDITS": true, "HACKING": true, "TODO": true, "NOTES": true,
 }
 
 // languageByInterpreter maps a shebang interpreter (its base name, version
@@ -208,11 +236,19 @@ var languageByInterpreter = map[string]string{
 // such as "#!/usr/bin/env python3"). head may be nil. It returns "" when no
 // language applies (plain text, unknown formats).
 //
-// The extension wins over the shebang. ".h" is "cpp" unless head is given
-// and shows no C++ construct, in which case it is "c". Matching is
-// case-insensitive; path may use either slash.
+// A known name wins over the extension (CMakeLists.txt is cmake,
+// BUILD.bazel starlark), and a documentation file named in capitals is
+// text whatever its extension says (README.C++). The extension wins over
+// the shebang. ".h" is "cpp" unless head is given and shows no C++
+// construct, in which case it is "c". Matching is case-insensitive but for
+// BUILD, WORKSPACE, BUCK and the documentation names; path may use either
+// slash.
 func DetectLanguage(p string, head []byte) string {
-	base := strings.ToLower(path.Base(strings.ReplaceAll(p, "\\", "/")))
+	written := path.Base(strings.ReplaceAll(p, "\\", "/"))
+	if lang, ok := languageByExactName[written]; ok {
+		return lang
+	}
+	base := strings.ToLower(written)
 	if lang, ok := languageByName[base]; ok {
 		return lang
 	}
@@ -224,6 +260,9 @@ func DetectLanguage(p string, head []byte) string {
 		return LangC
 	}
 	if lang, ok := languageByExt[ext]; ok {
+		if stem, _, _ := strings.Cut(written, "."); docStems[stem] && kindOfLanguage(lang) == KindCode {
+			return "" // README.C++: text
+		}
 		return lang
 	}
 	return shebangLanguage(head)

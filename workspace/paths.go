@@ -3,19 +3,21 @@ package workspace
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // EnvWorkspace names the environment variable that selects a workspace when
 // no --workspace flag is given.
 const EnvWorkspace = "TYCHORA_WORKSPACE"
 
-// DefaultDirName is the workspace directory used when neither the flag nor
-// the environment names one: ./.tychora, with no upward search.
+// DefaultDirName is the name of a workspace directory found by the upward
+// search, and the workspace ./.tychora used when none is found.
 const DefaultDirName = ".tychora"
 
 // ResolveDir applies the --workspace > $TYCHORA_WORKSPACE > ./.tychora rule
-// and returns an absolute, cleaned path. cwd is the directory a relative
-// answer is resolved against.
+// with no upward search (what tychora init creates) and returns an
+// absolute, cleaned path. cwd is the directory a relative answer is
+// resolved against.
 func ResolveDir(flag, env, cwd string) (string, error) {
 	dir := flag
 	if dir == "" {
@@ -28,6 +30,74 @@ func ResolveDir(flag, env, cwd string) (string, error) {
 		dir = filepath.Join(cwd, dir)
 	}
 	return filepath.Clean(dir), nil
+}
+
+// Origin says which rule chose a workspace directory.
+type Origin int
+
+const (
+	FromFlag    Origin = iota // --workspace
+	FromEnv                   // $TYCHORA_WORKSPACE
+	FromSearch                // the nearest .tychora in cwd or a parent
+	FromDefault               // none found: ./.tychora
+)
+
+// Found is the workspace directory FindDir chose and how.
+type Found struct {
+	Dir    string // absolute and clean
+	Origin Origin
+	// With FromSearch and FromDefault: the directory the search started in
+	// and the last one it looked in (the filesystem root, or the last
+	// directory before one the user does not own; empty when the user
+	// does not own the first).
+	SearchFrom, SearchTo string
+}
+
+// FindDir finds a workspace the way git finds a repository: --workspace,
+// else $TYCHORA_WORKSPACE, else the nearest directory named .tychora that
+// holds a workspace in cwd or one of its parents, else ./.tychora. The
+// search stops at the filesystem root and never enters a directory the
+// current user does not own (another user's home, a shared /tmp).
+func FindDir(flag, env, cwd string) Found {
+	return findDir(flag, env, cwd, ownedByUser)
+}
+
+// findDir is FindDir with the ownership test given (tests fake it).
+func findDir(flag, env, cwd string, owned func(os.FileInfo) bool) Found {
+	switch {
+	case flag != "":
+		dir, _ := ResolveDir(flag, "", cwd)
+		return Found{Dir: dir, Origin: FromFlag}
+	case env != "":
+		dir, _ := ResolveDir("", env, cwd)
+		return Found{Dir: dir, Origin: FromEnv}
+	}
+	cwd = filepath.Clean(cwd)
+	f := Found{Dir: filepath.Join(cwd, DefaultDirName), Origin: FromDefault, SearchFrom: cwd}
+	for dir := cwd; ; {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() || !owned(fi) {
+			break
+		}
+		f.SearchTo = dir
+		candidate := filepath.Join(dir, DefaultDirName)
+		if cfi, err := os.Stat(candidate); err == nil && cfi.IsDir() && owned(cfi) && NewLayout(candidate).Exists() {
+			f.Dir, f.Origin = candidate, FromSearch
+			return f
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return f
+}
+
+// ownedByUser reports whether the current user owns the file fi describes.
+func ownedByUser(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Getuid()
 }
 
 // Layout names every file of a workspace (DESIGN §2).

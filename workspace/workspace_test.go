@@ -488,3 +488,54 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// TestFindDir: --workspace, then $TYCHORA_WORKSPACE, then the nearest
+// .tychora that holds a workspace in cwd or a parent, then ./.tychora; the
+// search never enters a directory the user does not own.
+func TestFindDir(t *testing.T) {
+	root := t.TempDir()
+	top := filepath.Join(root, "home", "u")
+	deep := filepath.Join(top, "proj", "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// proj/a/.tychora is a directory without settings: not a workspace.
+	if err := os.MkdirAll(filepath.Join(top, "proj", "a", DefaultDirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(top, "proj", DefaultDirName)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(NewLayout(ws).Settings, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	everyone := func(os.FileInfo) bool { return true }
+	foreign := func(dir string) func(os.FileInfo) bool {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(other os.FileInfo) bool { return !os.SameFile(fi, other) }
+	}
+	cases := []struct {
+		name           string
+		flag, env, cwd string
+		owned          func(os.FileInfo) bool
+		want           Found
+	}{
+		{"flag", "/a/ws", "/b/ws", deep, everyone, Found{Dir: "/a/ws", Origin: FromFlag}},
+		{"env", "", "rel", deep, everyone, Found{Dir: filepath.Join(deep, "rel"), Origin: FromEnv}},
+		{"parent", "", "", deep, everyone, Found{Dir: ws, Origin: FromSearch, SearchFrom: deep, SearchTo: filepath.Join(top, "proj")}},
+		{"here", "", "", filepath.Join(top, "proj"), everyone, Found{Dir: ws, Origin: FromSearch, SearchFrom: filepath.Join(top, "proj"), SearchTo: filepath.Join(top, "proj")}},
+		{"none", "", "", top, foreign(filepath.Join(root, "home")), Found{Dir: filepath.Join(top, DefaultDirName), Origin: FromDefault, SearchFrom: top, SearchTo: top}},
+		{"foreign parent", "", "", deep, foreign(filepath.Join(top, "proj")), Found{Dir: filepath.Join(deep, DefaultDirName), Origin: FromDefault, SearchFrom: deep, SearchTo: filepath.Join(top, "proj", "a")}},
+		{"foreign workspace", "", "", deep, foreign(ws), Found{Dir: filepath.Join(deep, DefaultDirName), Origin: FromDefault, SearchFrom: deep, SearchTo: "/"}},
+		{"foreign cwd", "", "", deep, foreign(deep), Found{Dir: filepath.Join(deep, DefaultDirName), Origin: FromDefault, SearchFrom: deep}},
+	}
+	for _, tc := range cases {
+		if got := findDir(tc.flag, tc.env, tc.cwd, tc.owned); got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -69,7 +69,6 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"--log-level", "info+4", "add", "notes.md"}, 2},
 		{[]string{"--log-level", "", "sources"}, 2},
 		{[]string{"nosuch"}, 2},
-		{[]string{"help", "search"}, 2},
 		{[]string{"search", "--bogus", "x"}, 2},
 		{[]string{"search", "--limit", "abc", "x"}, 2},
 		{[]string{"search", "--limit", "0", "x"}, 2},

@@ -32,7 +32,7 @@ func initCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := workspaceDir(c)
+			dir, err := initDir(c)
 			if err != nil {
 				return err
 			}

@@ -25,9 +25,13 @@ func statusCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			dir, err := workspaceDir(c)
+			found, err := findWorkspace(c)
 			if err != nil {
 				return err
+			}
+			dir := found.Dir
+			if !workspace.NewLayout(dir).Exists() {
+				return withExit(exitNoOwner, missingWorkspace(found))
 			}
 			client, _, err := tyruntime.ConnectLocal(c.Context, dir)
 			if errors.Is(err, tyruntime.ErrNoOwner) {

@@ -21,7 +21,7 @@ const connectWait = 15 * time.Second
 // lock and publishing endpoint.json while fn runs (OpenLocal). inProcess
 // tells fn which it got.
 func withService(c *cli.Context, e *env, fn func(ctx context.Context, svc interfaces.Service, inProcess bool) error) error {
-	dir, err := workspaceDir(c)
+	dir, err := existingWorkspace(c)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ const (
 // again to the next owner: an add of the same path and a sync of a source
 // with a job queued or running answer with the same job.
 func runJob(c *cli.Context, e *env, req interfaces.AddSourcesRequest) error {
-	dir, err := workspaceDir(c)
+	dir, err := existingWorkspace(c)
 	if err != nil {
 		return err
 	}

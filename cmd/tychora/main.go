@@ -6,9 +6,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		e.program = args[0]
 	}
 	app := newApp(e)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -79,7 +81,9 @@ func newApp(e *env) *cli.App {
 		Description: "tychora keeps a search index of your files, folders and git repositories in a\n" +
 			"workspace directory and serves it to agents over MCP (stdio or HTTP on\n" +
 			"127.0.0.1) and to people through this CLI. One owner process holds a workspace;\n" +
-			"other tychora commands find it through .runtime/endpoint.json and delegate.",
+			"other tychora commands find it through .runtime/endpoint.json and delegate.\n\n" +
+			"Flags go before or after a command's arguments; after -- everything is an\n" +
+			"argument. tychora help COMMAND (or tychora COMMAND --help) shows a command's flags.",
 		Version: tyruntime.Version,
 		// A repeated flag gives a list; a value is never split at commas
 		// (a glob's {a,b} alternation, a path with a comma).
@@ -92,7 +96,7 @@ func newApp(e *env) *cli.App {
 			&cli.StringFlag{
 				Name:    "workspace",
 				Aliases: []string{"w"},
-				Usage:   "workspace directory (default: $TYCHORA_WORKSPACE, else ./.tychora)",
+				Usage:   "workspace directory (default: $TYCHORA_WORKSPACE, else the nearest .tychora here or in a parent, else ./.tychora)",
 			},
 			&cli.StringFlag{
 				Name:  "log-level",
@@ -131,9 +135,65 @@ func newApp(e *env) *cli.App {
 	return app
 }
 
-// workspaceDir applies the --workspace > $TYCHORA_WORKSPACE > ./.tychora
-// rule.
+// workspaceDir is the workspace a command works on: --workspace, else
+// $TYCHORA_WORKSPACE, else the nearest .tychora here or in a parent, else
+// ./.tychora.
 func workspaceDir(c *cli.Context) (string, error) {
+	found, err := findWorkspace(c)
+	return found.Dir, err
+}
+
+func findWorkspace(c *cli.Context) (workspace.Found, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return workspace.Found{}, err
+	}
+	return workspace.FindDir(c.String("workspace"), os.Getenv(workspace.EnvWorkspace), cwd), nil
+}
+
+// existingWorkspace is workspaceDir for a command that needs the workspace
+// to exist already; when it does not, the error says what was looked for
+// and where, and how to create it.
+func existingWorkspace(c *cli.Context) (string, error) {
+	found, err := findWorkspace(c)
+	if err != nil {
+		return "", err
+	}
+	if workspace.NewLayout(found.Dir).Exists() {
+		return found.Dir, nil
+	}
+	return "", missingWorkspace(found)
+}
+
+// missingWorkspace is the NOT_FOUND error for a workspace that found names
+// but that does not exist.
+func missingWorkspace(found workspace.Found) error {
+	switch found.Origin {
+	case workspace.FromFlag:
+		return workspace.Errorf(workspace.CodeNotFound, "no workspace at %s, which --workspace names (create it with tychora --workspace %s init)", found.Dir, shellQuote(found.Dir))
+	case workspace.FromEnv:
+		return workspace.Errorf(workspace.CodeNotFound, "no workspace at %s, which $%s names (create it with tychora init)", found.Dir, workspace.EnvWorkspace)
+	}
+	from, to := found.SearchFrom, found.SearchTo
+	var where string
+	switch {
+	case to == "":
+		where = from + " (it belongs to another user, so its parents were not searched)"
+	case filepath.Dir(to) == to && from == to:
+		where = from
+	case filepath.Dir(to) == to:
+		where = from + " and its parents"
+	case from == to:
+		where = fmt.Sprintf("%s (its parent %s belongs to another user)", from, filepath.Dir(to))
+	default:
+		where = fmt.Sprintf("%s and its parents up to %s (%s belongs to another user)", from, to, filepath.Dir(to))
+	}
+	return workspace.Errorf(workspace.CodeNotFound, "no workspace: looked for %s in %s; run tychora init to create %s, or pass --workspace", workspace.DefaultDirName, where, found.Dir)
+}
+
+// initDir is the workspace tychora init creates: --workspace, else
+// $TYCHORA_WORKSPACE, else ./.tychora (no upward search).
+func initDir(c *cli.Context) (string, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return "", err
