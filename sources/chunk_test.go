@@ -211,7 +211,7 @@ func checkWindows(t *testing.T, name, line string, ends []int) []string {
 		if len(w) > MaxLineBytes || EstimateTokens(w) > MaxLineTokens {
 			t.Fatalf("%s: window %d..%d: %d bytes, %d tokens", name, start, end, len(w), EstimateTokens(w))
 		}
-		if end < len(line) && !utf8.RuneStart(line[end]) {
+		if end < len(line) && insideRune(line, end) {
 			t.Fatalf("%s: window ends at %d, inside a character", name, end)
 		}
 		out = append(out, w)
@@ -310,4 +310,18 @@ func TestExtractOneLongLine(t *testing.T) {
 			}
 		}
 	}
+}
+
+// insideRune reports whether byte i of s is inside a UTF-8 sequence: a
+// character that starts before i and runs past it. A stray continuation
+// byte of invalid UTF-8 is a character of its own (utf8.DecodeRune reads
+// it so), and a cut before it is no cut inside a sequence.
+func insideRune(s string, i int) bool {
+	for p := i - 1; p >= 0 && p >= i-3; p-- {
+		if utf8.RuneStart(s[p]) {
+			_, size := utf8.DecodeRuneInString(s[p:])
+			return p+size > i
+		}
+	}
+	return false
 }
