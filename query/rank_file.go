@@ -30,8 +30,10 @@ import (
 //     (ParseIP, sync.Mutex, func ReadRequest) gains the pool's best score,
 //     more when the qualifier names its package;
 //   - file names: words of the question in the file's name or folder;
-//   - file coherence: a file with several matching units lifts its best
-//     one;
+//     the files whose names hold the most of them are read whole into
+//     the pool (rank_names.go, completeFiles);
+//   - whole-file evidence: a BM25 score of the unit's whole file, summed
+//     from its units' term frequencies, adds to each unit's own;
 //   - same-file saturation: each further unit of a file already ranked
 //     counts half as much, so one file does not fill a page.
 //
@@ -39,8 +41,8 @@ import (
 // the measurements.
 
 // Role priors: how much a unit of each file role counts against the
-// implementation. A question that asks for a role (rolesAsked) takes its
-// prior off.
+// implementation (source and documentation count 1). A question that asks
+// for a role (rolesAsked) takes the priors off.
 var rolePriors = map[string]float64{
 	"test":      0.5,
 	"example":   0.5,
