@@ -58,6 +58,10 @@ const (
 	// qualifies the name with a package the unit's path does not hold.
 	defBoost        = 1.0
 	defOtherPackage = 0.25
+	// defDeeperPackage scales it when the qualifier's package is a
+	// folder of the unit's path but not the whole of it (internal/sync
+	// for sync.Mutex; qualifierIsDir).
+	defDeeperPackage = 0.5
 	// nameBoost is what the question's words in the file's name and
 	// folder add, at most (all of them), in units of the best score.
 	nameBoost = 0.3
@@ -250,12 +254,40 @@ func definesName(names []qname, c *candidate) float64 {
 		if n.name != first && n.name != last {
 			continue
 		}
-		if len(n.qualifier) == 0 || pathHasFolder(c.path, n.qualifier[len(n.qualifier)-1]) {
-			return 1
+		var d float64
+		switch {
+		case len(n.qualifier) == 0 || qualifierIsDir(c.path, n.qualifier):
+			d = 1
+		case pathHasFolder(c.path, n.qualifier[len(n.qualifier)-1]):
+			d = defDeeperPackage
+		default:
+			d = defOtherPackage
 		}
-		out = defOtherPackage
+		out = max(out, d)
 	}
 	return out
+}
+
+// qualifierIsDir reports whether the qualifier names the unit's package
+// as an import path would (folded): all of its folders (sync for
+// sync/mutex.go, net for net/ip.go), or, for a qualifier of several
+// words, its last folders (net/http for net/http/server.go). A qualifier
+// of one word that is only the last of several folders (internal/sync
+// for sync.Mutex) names a package of the same name deeper down, which
+// ranks after the one the words name whole.
+func qualifierIsDir(p string, qualifier []string) bool {
+	dir, _ := path.Split(p)
+	folders := strings.Split(strings.TrimSuffix(dir, "/"), "/")
+	if dir == "" || len(folders) < len(qualifier) {
+		return false
+	}
+	tail := folders[len(folders)-len(qualifier):]
+	for i, q := range qualifier {
+		if !strings.EqualFold(tail[i], q) {
+			return false
+		}
+	}
+	return len(folders) == len(qualifier) || len(qualifier) > 1
 }
 
 // pathHasFolder reports whether a folder of p is named w (folded).

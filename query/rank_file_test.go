@@ -346,3 +346,17 @@ func TestAskedRoleNamedFirst(t *testing.T) {
 		t.Fatalf("first hits %v, want func TestParseIP first", got)
 	}
 }
+
+// A qualified name's definition in the package its qualifier names comes
+// before one in a package of the same name deeper down.
+func TestQualifierNamesThePackage(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		"sync/mutex.go":          "package sync\n\n// A Mutex is a lock.\ntype Mutex struct{ state int32 }\n",
+		"internal/sync/mutex.go": "package sync\n\n// A Mutex is the lock behind the sync Mutex.\ntype Mutex struct{ state int32 }\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "sync.Mutex"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "sync/mutex.go" {
+		t.Fatalf("first hits %v, want sync/mutex.go first", firstPaths(res.Hits, 3))
+	}
+}
