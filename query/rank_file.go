@@ -107,9 +107,9 @@ func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
 	return asked
 }
 
-// rerankFiles applies the role priors, definition and file-name boosts,
-// file coherence and same-file saturation to the scored pool, and sorts
-// it best first.
+// rerankFiles adds whole-file evidence and the definition and file-name
+// boosts to the scored pool, applies the role priors and same-file
+// saturation, and sorts it best first.
 func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 	if len(cands) == 0 {
 		return
