@@ -116,7 +116,7 @@ func parseQuestion(q string) parsedQuery {
 	pos := 0
 	add := func(tok []byte, kind int, weight float64, free, inPhrase bool) int {
 		sbuf = append(sbuf[:0], tok...)
-		stem := string(porterStem(sbuf))
+		stem := string(sources.PorterStem(sbuf))
 		i, ok := index[stem]
 		if !ok {
 			i = len(pq.terms)
@@ -137,7 +137,7 @@ func parseQuestion(q string) parsedQuery {
 	for _, seg := range splitQuoted(q) {
 		if seg.quoted {
 			ph := qphrase{quoted: true}
-			buf = forEachToken(seg.text, buf, func(tok []byte, _, _ int) bool {
+			buf = sources.ForEachToken(seg.text, buf, func(tok []byte, _, _ int) bool {
 				ph.tokens = append(ph.tokens, string(tok))
 				ph.terms = append(ph.terms, add(tok, termWord, 1, false, true))
 				return true
@@ -155,7 +155,7 @@ func parseQuestion(q string) parsedQuery {
 		prevWord := ""
 		for _, comp := range sources.Compounds(seg.text) {
 			var whole []string
-			buf = forEachToken(comp, buf, func(tok []byte, _, _ int) bool {
+			buf = sources.ForEachToken(comp, buf, func(tok []byte, _, _ int) bool {
 				whole = append(whole, string(tok))
 				return true
 			})
@@ -164,7 +164,7 @@ func parseQuestion(q string) parsedQuery {
 			}
 			var parts []string
 			for _, p := range sources.SplitIdentifier(comp) {
-				buf = forEachToken(p, buf, func(tok []byte, _, _ int) bool {
+				buf = sources.ForEachToken(p, buf, func(tok []byte, _, _ int) bool {
 					parts = append(parts, string(tok))
 					return true
 				})

@@ -132,8 +132,8 @@ func TestTokenizerMatchesFTS5(t *testing.T) {
 	}
 	rows.Close()
 	ours := map[string]bool{}
-	forEachToken(text.String(), nil, func(tok []byte, _, _ int) bool {
-		ours[string(porterStem(append(make([]byte, 0, len(tok)+1), tok...)))] = true
+	sources.ForEachToken(text.String(), nil, func(tok []byte, _, _ int) bool {
+		ours[string(sources.PorterStem(append(make([]byte, 0, len(tok)+1), tok...)))] = true
 		return true
 	})
 	var missing, extra []string

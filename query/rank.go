@@ -3,12 +3,14 @@ package query
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/tychora/tychora/sources"
 )
 
 // Ranking (stage B): every candidate of the pool is scored in Go with
 // BM25F over its five columns, a term-proximity feature and phrase matches,
 // from term frequencies counted by re-tokenizing the candidate's text with
-// the index's own tokenizer (parse_token.go). docs/search.md has the
+// the index's own tokenizer (sources/token.go). docs/search.md has the
 // formulas and the reasons for each parameter.
 
 // maxScanBytes bounds how much of one column is tokenized for ranking and
@@ -48,7 +50,7 @@ func (m *matcher) lookup(tok []byte) int32 {
 		return t
 	}
 	m.sbuf = append(m.sbuf[:0], tok...)
-	t, ok := m.stems[string(porterStem(m.sbuf))]
+	t, ok := m.stems[string(sources.PorterStem(m.sbuf))]
 	if !ok {
 		t = -1
 	}
@@ -76,13 +78,13 @@ func (m *matcher) scan(s string, hits []hit) ([]hit, int) {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !asciiTokenChar[c] {
+			if !sources.ASCIITokenChar[c] {
 				i++
 				continue
 			}
 		} else {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if !isTokenRune(r) {
+			if !sources.IsTokenRune(r) {
 				i += size
 				continue
 			}
@@ -97,7 +99,7 @@ func (m *matcher) scan(s string, hits []hit) ([]hit, int) {
 		for i < len(s) {
 			c := s[i]
 			if c < utf8.RuneSelf {
-				if !asciiTokenChar[c] {
+				if !sources.ASCIITokenChar[c] {
 					break
 				}
 				if c >= 'A' && c <= 'Z' {
@@ -107,7 +109,7 @@ func (m *matcher) scan(s string, hits []hit) ([]hit, int) {
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if !isTokenRune(r) && !isDiacritic(r) {
+			if !sources.IsTokenRune(r) && !sources.IsDiacritic(r) {
 				break
 			}
 			ascii = false
@@ -152,7 +154,7 @@ func (m *matcher) lookupString(tok string) int32 {
 		return t
 	}
 	m.sbuf = append(m.sbuf[:0], tok...)
-	t, ok := m.stems[string(porterStem(m.sbuf))]
+	t, ok := m.stems[string(sources.PorterStem(m.sbuf))]
 	if !ok {
 		t = -1
 	}
@@ -171,7 +173,7 @@ func foldToken(dst []byte, tok string) []byte {
 			dst = append(dst, byte(r))
 			continue
 		}
-		if f := foldRune(r); f != 0 {
+		if f := sources.FoldRune(r); f != 0 {
 			dst = utf8.AppendRune(dst, f)
 		}
 	}

@@ -228,7 +228,7 @@ func fileNameShare(stems map[string]float64, p string) float64 {
 	share := 0.0
 	for _, w := range nameWords(p) {
 		buf = append(buf[:0], w...)
-		st := string(porterStem(buf))
+		st := string(sources.PorterStem(buf))
 		if !seen[st] {
 			seen[st] = true
 			share += stems[st]
@@ -314,7 +314,7 @@ func declaredNames(title string) (first, last string) {
 		}
 	}
 	var buf []byte
-	forEachToken(t, buf, func(tok []byte, _, _ int) bool {
+	sources.ForEachToken(t, buf, func(tok []byte, _, _ int) bool {
 		w := string(tok)
 		if first == "" && !declModifier(w) {
 			first = w

@@ -87,7 +87,7 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 		var seen []string
 		for _, w := range nameWords(r.path) {
 			buf = append(buf[:0], w...)
-			st := string(porterStem(buf))
+			st := string(sources.PorterStem(buf))
 			if !slices.Contains(seen, st) {
 				seen = append(seen, st)
 				ix.stems[st] = append(ix.stems[st], id)

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
+
+	"github.com/tychora/tychora/sources"
 )
 
 // Pseudo-relevance feedback (RM3).
@@ -46,13 +48,13 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, can
 			if len(text) > maxScanBytes {
 				text = text[:maxScanBytes]
 			}
-			buf = forEachToken(text, buf, func(tok []byte, _, _ int) bool {
+			buf = sources.ForEachToken(text, buf, func(tok []byte, _, _ int) bool {
 				n++
 				if len(tok) < 2 || isStopword(string(tok)) || allDigitsBytes(tok) {
 					return true
 				}
 				sbuf = append(sbuf[:0], tok...)
-				counts[string(porterStem(sbuf))]++
+				counts[string(sources.PorterStem(sbuf))]++
 				return true
 			})
 		}

@@ -388,7 +388,7 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 
 // deadClause reports whether c surely matches nothing: its df is 0 and
 // that df can be trusted. The df comes from the question's tokens as the
-// Go copy of the index tokenizer makes them (parse_token.go), which folds
+// Go copy of the index tokenizer makes them (sources/token.go), which folds
 // the diacritics of Latin-1 and Latin Extended-A only; a token with other
 // letters may be spelled otherwise in the index (Vietnamese, say), so its df of 0
 // only means the statistics are unknown, and FTS5 still gets to match it.

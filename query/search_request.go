@@ -308,7 +308,7 @@ func validWord(s string) bool {
 // countTokens counts the question's tokens, stopping at limit.
 func countTokens(s string, limit int) int {
 	n := 0
-	forEachToken(s, nil, func([]byte, int, int) bool {
+	sources.ForEachToken(s, nil, func([]byte, int, int) bool {
 		n++
 		return n < limit
 	})

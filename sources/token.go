@@ -1,4 +1,4 @@
-package query
+package sources
 
 import (
 	"unicode"
@@ -10,8 +10,8 @@ import (
 // evidence_fts tokenizes with "porter unicode61 remove_diacritics 2
 // tokenchars '_'". The ranker needs the same terms on its side of the
 // index: to look terms up in the fts5vocab table, and to count term
-// frequencies and positions in the candidates it rescores. forEachToken and
-// porterStem reproduce SQLite's unicode61 and porter tokenizers
+// frequencies and positions in the candidates it rescores. ForEachToken and
+// PorterStem reproduce SQLite's unicode61 and porter tokenizers
 // (ext/fts5/fts5_tokenize.c): for ASCII text the output is identical byte
 // for byte (a test checks it against FTS5's own vocabulary); outside ASCII,
 // case folding uses Go's tables and diacritics are removed for the Latin
@@ -22,9 +22,9 @@ import (
 // maxPorterToken is FTS5_PORTER_MAX_TOKEN: longer tokens are not stemmed.
 const maxPorterToken = 64
 
-// asciiTokenChar marks the ASCII bytes that belong to tokens: letters,
+// ASCIITokenChar marks the ASCII bytes that belong to tokens: letters,
 // digits and '_' (tokenchars '_').
-var asciiTokenChar = func() (t [128]bool) {
+var ASCIITokenChar = func() (t [128]bool) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] = true
 		t[c-'a'+'A'] = true
@@ -36,15 +36,15 @@ var asciiTokenChar = func() (t [128]bool) {
 	return t
 }()
 
-// isTokenRune reports whether the non-ASCII rune r starts or continues a
+// IsTokenRune reports whether the non-ASCII rune r starts or continues a
 // token (unicode61's categories L*, N* and Co).
-func isTokenRune(r rune) bool {
+func IsTokenRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
 }
 
-// isDiacritic reports whether r is a combining diacritical mark: it
+// IsDiacritic reports whether r is a combining diacritical mark: it
 // continues a token (and folds to nothing) but never starts one.
-func isDiacritic(r rune) bool { return r >= 0x300 && r <= 0x36f }
+func IsDiacritic(r rune) bool { return r >= 0x300 && r <= 0x36f }
 
 // latinFold maps U+00C0..U+017F to their lower-case base letters (0: keep
 // the rune's lower-case form): the letters whose canonical decomposition is
@@ -78,10 +78,10 @@ var latinFold = func() (t [0x180 - 0xc0]rune) {
 	return t
 }()
 
-// foldRune lower-cases a non-ASCII token rune and removes its diacritics;
+// FoldRune lower-cases a non-ASCII token rune and removes its diacritics;
 // 0 means the rune folds to nothing (a combining mark).
-func foldRune(r rune) rune {
-	if isDiacritic(r) {
+func FoldRune(r rune) rune {
+	if IsDiacritic(r) {
 		return 0
 	}
 	// Lower of upper approximates Unicode simple case folding: µ → μ,
@@ -95,10 +95,10 @@ func foldRune(r rune) rune {
 	return r
 }
 
-// forEachToken calls fn for every token of s, in order: the folded token
+// ForEachToken calls fn for every token of s, in order: the folded token
 // (lower case, diacritics removed, not stemmed) in a buffer fn must not
 // keep, and its byte range in s. It returns early when fn returns false.
-func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool) []byte {
+func ForEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool) []byte {
 	i := 0
 	for i < len(s) {
 		// Skip separators.
@@ -106,7 +106,7 @@ func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool
 		for i < len(s) {
 			c := s[i]
 			if c < utf8.RuneSelf {
-				if asciiTokenChar[c] {
+				if ASCIITokenChar[c] {
 					start = i
 					break
 				}
@@ -114,7 +114,7 @@ func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if isTokenRune(r) {
+			if IsTokenRune(r) {
 				start = i
 				break
 			}
@@ -127,7 +127,7 @@ func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool
 		for i < len(s) {
 			c := s[i]
 			if c < utf8.RuneSelf {
-				if !asciiTokenChar[c] {
+				if !ASCIITokenChar[c] {
 					break
 				}
 				if c >= 'A' && c <= 'Z' {
@@ -138,10 +138,10 @@ func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if !isTokenRune(r) && !isDiacritic(r) {
+			if !IsTokenRune(r) && !IsDiacritic(r) {
 				break
 			}
-			if f := foldRune(r); f != 0 {
+			if f := FoldRune(r); f != 0 {
 				buf = utf8.AppendRune(buf, f)
 			}
 			i += size
@@ -153,11 +153,11 @@ func forEachToken(s string, buf []byte, fn func(tok []byte, start, end int) bool
 	return buf
 }
 
-// porterStem stems a folded token in place, as FTS5's porter tokenizer
+// PorterStem stems a folded token in place, as FTS5's porter tokenizer
 // does, and returns the stem (a prefix of b's backing array, possibly one
 // byte longer than the stem when step 1b appends an 'e': b must have
 // capacity for it).
-func porterStem(b []byte) []byte {
+func PorterStem(b []byte) []byte {
 	n := len(b)
 	if n > maxPorterToken || n < 3 {
 		return b
