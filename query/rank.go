@@ -16,8 +16,9 @@ import (
 // maxScanBytes bounds how much of one column is tokenized for ranking and
 // snippets: terms past it still match (FTS5 found the candidate) but do
 // not add to its score. It keeps a pathological unit (one 8 MiB line)
-// from costing more than any ordinary candidate.
-const maxScanBytes = 256 << 10
+// from costing more than any ordinary candidate. The file terms of ingest
+// are counted to the same bound.
+const maxScanBytes = sources.MaxScanBytes
 
 // matcher maps the tokens of a text to query terms. It memoizes the
 // folded-token → term decision, so each distinct token is stemmed once per

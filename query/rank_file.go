@@ -110,7 +110,7 @@ func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
 // rerankFiles adds whole-file evidence and the definition and file-name
 // boosts to the scored pool, applies the role priors and same-file
 // saturation, and sorts it best first.
-func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
+func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string][]float64, cands []*candidate) {
 	if len(cands) == 0 {
 		return
 	}
@@ -140,7 +140,10 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, cands []*candidate) {
 			a.tf[t] += x
 		}
 	}
-	for _, a := range files {
+	for k, a := range files {
+		if tf, ok := kept[k]; ok {
+			a.tf = tf
+		}
 		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
 	}
 	nameCache := map[string]float64{}
@@ -389,6 +392,74 @@ func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *p
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	return cands, nil
+}
+
+// sqlFileTerms reads the kept term counts of the given files (JSON pairs
+// [source_id, path]).
+const sqlFileTerms = `SELECT f.source_id, f.path, f.terms FROM json_each(?) j
+	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
+
+// keptFileTF reads the term counts kept at ingest (sources/file_terms.go)
+// of the candidates' files and weighs them by column as keepFileTF weighs
+// a unit's: each file's weighted term frequencies, by file key. A file
+// indexed before counts were kept is missing from the map; its pooled
+// units are summed instead.
+func (e *Engine) keptFileTF(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) (map[string][]float64, error) {
+	if len(cands) == 0 || len(q.terms) == 0 {
+		return nil, nil
+	}
+	// The stems to look up, sorted and unique, and the terms of each.
+	byStem := map[string][]int{}
+	for t, st := range q.terms {
+		if st.weight > 0 {
+			byStem[st.stem] = append(byStem[st.stem], t)
+		}
+	}
+	want := make([]string, 0, len(byStem))
+	for st := range byStem {
+		want = append(want, st)
+	}
+	slices.Sort(want)
+	var pairs [][2]string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if k := c.sourceID + "\x00" + c.path; !seen[k] {
+			seen[k] = true
+			pairs = append(pairs, [2]string{c.sourceID, c.path})
+		}
+	}
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFileTerms, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	w := &q.prof.fields
+	out := make(map[string][]float64, len(pairs))
+	for rows.Next() {
+		var src, p string
+		var blob []byte
+		if err := rows.Scan(&src, &p, &blob); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		tf := make([]float64, len(q.terms))
+		ok := sources.LookupTerms(blob, want, func(i int, n sources.TermCounts) {
+			x := w[fieldTitle].weight*float64(n.Title) + w[fieldBody].weight*float64(n.Text) + w[fieldCode].weight*float64(n.Code)
+			for _, t := range byStem[want[i]] {
+				tf[t] = x
+			}
+		})
+		if ok {
+			out[src+"\x00"+p] = tf
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return out, nil
 }
 
 // fileScore is BM25 over a whole file, from the summed term frequencies of

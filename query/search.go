@@ -277,7 +277,11 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 	}
-	rerankFiles(q, q.asked, cands)
+	kept, err := e.keptFileTF(ctx, tx, q, cands)
+	if err != nil {
+		return nil, err
+	}
+	rerankFiles(q, q.asked, kept, cands)
 	return cands, nil
 }
 

@@ -268,6 +268,7 @@ type fileState struct {
 	language  string
 	role      string // "" when not detected: skipped, or indexed before roles were
 	extractor string // name@version of the extraction that made its evidence
+	noTerms   bool   // no file terms: indexed before they were kept
 }
 
 // roleMissing reports an indexed file or image that has no role: it was
@@ -275,6 +276,13 @@ type fileState struct {
 // reads it again and detects its role.
 func (f *fileState) roleMissing() bool {
 	return f.role == "" && (f.status == statusIndexed || f.status == statusAsset)
+}
+
+// termsMissing reports an indexed file or image without file terms
+// (file_terms.go): indexed before they were kept (migration 0010), it is
+// read again by the next sync.
+func (f *fileState) termsMissing() bool {
+	return f.noTerms && (f.status == statusIndexed || f.status == statusAsset)
 }
 
 // verdictChanged reports whether an unchanged file would now get another
@@ -345,7 +353,7 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 		st.coverage = s.Coverage
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT f.path, f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
-		f.language, f.role, e.extractor || '@' || e.version
+		f.language, f.role, e.extractor || '@' || e.version, f.terms IS NULL
 		FROM files f LEFT JOIN extractions e ON e.id = f.extraction_id WHERE f.source_id = ?`, sourceID)
 	if err != nil {
 		return st, fmt.Errorf("load state: %w", err)
@@ -355,7 +363,7 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 		var path string
 		var sha, reason, detail, lang, role, extractor sql.NullString
 		f := &fileState{}
-		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &role, &extractor); err != nil {
+		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &role, &extractor, &f.noTerms); err != nil {
 			return st, fmt.Errorf("load state: %w", err)
 		}
 		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String

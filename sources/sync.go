@@ -248,7 +248,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	for _, f := range walked.files {
 		seen[f.rel] = true
 		old := st.files[f.rel]
-		stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
+		stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.termsMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
 		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
 			if old.status == statusSkipped {
 				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
@@ -488,6 +488,7 @@ type fileResult struct {
 	assetID   string
 	mime      string
 	units     []evRow
+	terms     []byte // FileTerms of the units' leaves
 	bytesRead int64
 	err       error // fatal: stops the sync
 }
@@ -641,6 +642,7 @@ func (p *processor) image(res fileResult, data []byte, mime string) fileResult {
 	// that a hit, a run and its diff tell one image from another.
 	row.sha = res.sha
 	res.units = []evRow{row}
+	res.terms = leafTerms(res.units)
 	return res
 }
 
@@ -706,6 +708,7 @@ func (p *processor) text(res fileResult, data []byte) fileResult {
 			EndLine: max(1, strings.Count(text, "\n")), Channel: ChannelText, Text: text}}
 	}
 	res.units = buildRows(p.src.ID, res.rel, units)
+	res.terms = leafTerms(res.units)
 	res.channels = channelsOf(res.units)
 	return res
 }

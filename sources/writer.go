@@ -197,7 +197,7 @@ func putInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
 
 func encodeResult(b []byte, r *fileResult) []byte {
 	for _, s := range []string{r.rel, r.sha, r.status, r.reason, r.detail, r.kind, r.language, r.title,
-		r.facets, string(r.role), r.extractor, r.version, r.assetID, r.mime} {
+		r.facets, string(r.role), r.extractor, r.version, r.assetID, r.mime, string(r.terms)} {
 		b = putStr(b, s)
 	}
 	existed := int64(0)
@@ -269,12 +269,15 @@ func (d *decoder) int() int64 {
 func decodeResult(rd *bufio.Reader) (fileResult, error) {
 	d := &decoder{rd: rd}
 	var r fileResult
-	var role string
+	var role, terms string
 	for _, p := range []*string{&r.rel, &r.sha, &r.status, &r.reason, &r.detail, &r.kind, &r.language, &r.title,
-		&r.facets, &role, &r.extractor, &r.version, &r.assetID, &r.mime} {
+		&r.facets, &role, &r.extractor, &r.version, &r.assetID, &r.mime, &terms} {
 		*p = d.str()
 	}
 	r.role = Role(role)
+	if terms != "" {
+		r.terms = []byte(terms)
+	}
 	r.existed = d.int() == 1
 	r.size = d.int()
 	r.mtimeNs = d.int()
@@ -309,13 +312,14 @@ const (
 	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	evidenceColumns = 22
 	sqlUpsertFile   = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
-		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units, terms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
 		sha256 = excluded.sha256, revision_id = excluded.revision_id, status = excluded.status,
 		skip_reason = excluded.skip_reason, skip_detail = excluded.skip_detail, kind = excluded.kind,
 		language = excluded.language, role = excluded.role, title = excluded.title, facets = excluded.facets,
-		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units`
+		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units,
+		terms = excluded.terms`
 	sqlTouchFile       = `UPDATE files SET size = ?, mtime_ns = ? WHERE source_id = ? AND path = ?`
 	sqlInsertSelection = `INSERT INTO source_selections(id, source_id, revision_id, path, selector, asset_id,
 		evidence_id, start_line, end_line, mime, sha256, created_at) VALUES (?, ?, ?, ?, 'asset', ?, ?, NULL, NULL, ?, ?, ?)`
@@ -396,6 +400,13 @@ func nullStr(s string) any {
 		return nil
 	}
 	return s
+}
+
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // execAll runs statements that take no argument but the source id.
@@ -668,7 +679,7 @@ func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, 
 	}
 	_, err := st.upsertFile.ExecContext(ctx, src.ID, r.rel, r.size, r.mtimeNs, nullStr(r.sha), plan.revisionID,
 		r.status, nullStr(r.reason), nullStr(r.detail), nullStr(r.kind), nullStr(r.language), nullStr(string(r.role)), nullStr(r.title),
-		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units))
+		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units), nullBytes(r.terms))
 	if err != nil {
 		return fmt.Errorf("upsert file: %w", err)
 	}
