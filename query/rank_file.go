@@ -394,6 +394,111 @@ func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *p
 	return cands, nil
 }
 
+// Completing the best files. Whole-file evidence lifts every unit of a
+// file about the topic, also units whose own score kept them out of the
+// pool; the files that score best by their kept terms (keptFileTF) get
+// every unit that matches the question, found in the lexical index
+// within the file's range of rows, so that the page is the one an
+// exhaustive ranking would give (bench/eval -agree).
+
+// bestFiles is how many of the pool's files, best by whole-file score
+// and role, have their matching units completed.
+const bestFiles = 8
+
+// maxBestFileUnits bounds the units one best file adds.
+const maxBestFileUnits = 200
+
+// sqlFileRange is the range of rows (evidence seq) of one file's units.
+const sqlFileRange = `SELECT min(seq), max(seq) FROM evidence WHERE source_id = ? AND path = ?`
+
+// completeBestFiles adds to the pool the units of its best files (by
+// fileScore of their kept terms, times their role prior) that match the
+// question and are not in it yet; done lists files whose units were read
+// whole already (the named files).
+func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, kept map[string][]float64, done [][2]string, cands []*candidate) ([]*candidate, error) {
+	if len(kept) == 0 || len(q.clauses) == 0 {
+		return cands, nil
+	}
+	type file struct {
+		key, src, path string
+		score          float64
+	}
+	skip := map[string]bool{}
+	for _, d := range done {
+		skip[d[0]+"\x00"+d[1]] = true
+	}
+	in := make(map[int64]bool, len(cands))
+	var files []file
+	for _, c := range cands {
+		in[c.seq] = true
+		k := c.sourceID + "\x00" + c.path
+		tf, ok := kept[k]
+		if !ok || skip[k] {
+			continue
+		}
+		skip[k] = true
+		f := q.fileScore(tf, c.pathTF, c.fileBytes)
+		if p, ok := rolePriors[c.role]; ok && len(q.asked) == 0 {
+			f *= p
+		}
+		files = append(files, file{k, c.sourceID, c.path, f})
+	}
+	slices.SortFunc(files, func(a, b file) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	files = files[:min(len(files), bestFiles)]
+	from, where, fargs := sf.ftsFrom()
+	stmt := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?" + where + " LIMIT ?"
+	match := exhaustiveProbes(q)[0].match
+	var seqs []int64
+	for _, f := range files {
+		var lo, hi sql.NullInt64
+		if err := tx.QueryRowContext(ctx, sqlFileRange, f.src, f.path).Scan(&lo, &hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if !lo.Valid {
+			continue
+		}
+		args := append(append([]any{match, lo.Int64, hi.Int64}, fargs...), maxBestFileUnits)
+		rows, err := e.query(ctx, tx, stmt, args...)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("search: %w", err)
+			}
+			if !in[id] {
+				in[id] = true
+				seqs = append(seqs, id)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	if len(seqs) == 0 {
+		return cands, nil
+	}
+	more, err := e.fetchCandidates(ctx, tx, seqs)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range more {
+		if c.score = sc.score(c); c.score > 0 {
+			cands = append(cands, c)
+		}
+	}
+	return cands, nil
+}
+
 // sqlFileTerms reads the kept term counts of the given files (JSON pairs
 // [source_id, path]).
 const sqlFileTerms = `SELECT f.source_id, f.path, f.terms FROM json_each(?) j

@@ -262,13 +262,23 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 		}
 		c.score = sc.score(c)
 	}
+	var named [][2]string
 	if !e.Exhaustive {
 		names, err := e.names.get(ctx, e, tx, q.stats.generation)
 		if err != nil {
 			return nil, err
 		}
-		named := names.lookup(q.nameStems(), sf)
+		named = names.lookup(q.nameStems(), sf)
 		if cands, err = e.completeFiles(ctx, tx, sc, q, sf, named, cands); err != nil {
+			return nil, err
+		}
+	}
+	kept, err := e.keptFileTF(ctx, tx, q, cands)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Exhaustive {
+		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, kept, named, cands); err != nil {
 			return nil, err
 		}
 	}
@@ -276,10 +286,10 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 		if err := e.feedback(ctx, tx, q, cands); err != nil {
 			return nil, err
 		}
-	}
-	kept, err := e.keptFileTF(ctx, tx, q, cands)
-	if err != nil {
-		return nil, err
+		// Feedback may add terms: the files' counts of those too.
+		if kept, err = e.keptFileTF(ctx, tx, q, cands); err != nil {
+			return nil, err
+		}
 	}
 	rerankFiles(q, q.asked, kept, cands)
 	return cands, nil

@@ -76,8 +76,10 @@ func (ix *Indexer) Optimize(ctx context.Context) (bool, error) {
 	if churn*optimizeShare < leaves {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO evidence_fts(evidence_fts) VALUES('optimize')`); err != nil {
-		return false, fmt.Errorf("optimize index: %w", err)
+	for _, q := range []string{`INSERT INTO evidence_fts(evidence_fts) VALUES('optimize')`, `INSERT INTO file_fts(file_fts) VALUES('optimize')`} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return false, fmt.Errorf("optimize index: %w", err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'fts_churn'`); err != nil {
 		return false, fmt.Errorf("optimize index: %w", err)

@@ -282,7 +282,7 @@ func TestRolesMigration(t *testing.T) {
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
 	for _, q := range []string{
-		`ALTER TABLE files DROP COLUMN terms`,
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
 		`ALTER TABLE files DROP COLUMN role`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 9`,

@@ -340,6 +340,15 @@ const (
 	// must run it (see the migration).
 	IndexLeavesSQL = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
 		SELECT seq, title, heading_path, path, text, code_terms FROM evidence_leaves WHERE seq > ?1`
+
+	// IndexFilesSQL indexes every file whose first unit's seq is above
+	// ?1 in the whole-file index (migration 0010): its path and the
+	// titles, texts and code terms of its leaves. Whoever inserts
+	// evidence must run it too.
+	IndexFilesSQL = `INSERT INTO file_fts(rowid, path, text)
+		SELECT d.seq, d.path, (SELECT group_concat(coalesce(l.title, '') || char(10) || coalesce(l.text, '') || char(10) ||
+			coalesce(l.code_terms, ''), char(10)) FROM evidence l WHERE l.source_id = d.source_id AND l.path = d.path AND l.leaf = 1)
+		FROM evidence d WHERE d.seq > ?1 AND d.ordinal = 0`
 )
 
 // evidenceBatch is how many evidence rows one INSERT statement carries:
@@ -550,6 +559,9 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 		return fmt.Errorf("apply revision: index: %w", err)
 	}
 	added, _ := res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, IndexFilesSQL, maxSeq); err != nil {
+		return fmt.Errorf("apply revision: index files: %w", err)
+	}
 	if err := addChurn(ctx, tx, added+removed); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}

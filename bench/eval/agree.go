@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/tychora/tychora/query"
@@ -64,6 +65,19 @@ func firstPages(ctx context.Context, pooled, full *query.Engine, p workspace.Pri
 	b, err := full.Search(ctx, p, req)
 	if err != nil {
 		return nil, nil, err
+	}
+	if os.Getenv("TYCHORA_EVAL_AGREE_TRACE") != "" && !slices.EqualFunc(a.Hits, b.Hits, func(x, y query.Hit) bool { return x.EvidenceID == y.EvidenceID }) {
+		fmt.Printf("  differ: %q\n", req.Question)
+		for i := range max(len(a.Hits), len(b.Hits)) {
+			var x, y string
+			if i < len(a.Hits) {
+				x = fmt.Sprintf("%.2f %s %s", a.Hits[i].Score, a.Hits[i].Path, a.Hits[i].Title)
+			}
+			if i < len(b.Hits) {
+				y = fmt.Sprintf("%.2f %s %s", b.Hits[i].Score, b.Hits[i].Path, b.Hits[i].Title)
+			}
+			fmt.Printf("    %-60.60s | %-60.60s\n", x, y)
+		}
 	}
 	return a.Hits, b.Hits, nil
 }

@@ -64,7 +64,7 @@ func main() {
 	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
 	reindex := flag.Bool("reindex", false, "code: build the index again even when the cached one is current")
 	flag.StringVar(&docFormat, "format", "md", "BEIR sets: write each document as md (\"# title\", blank line, text) or txt (the title line, blank line, text)")
-	agree := flag.Bool("agree", false, "also rank every matching unit (no pool) and report how often the pooled first page is the same")
+	agree := flag.Bool("agree", false, "also rank every matching unit (no pool): its quality, and how often the pooled first page is the same")
 	verbose := flag.Bool("v", false, "code: print each question's ranks, acceptable files and tychora's top 3")
 	flag.Parse()
 	if docFormat != "md" && docFormat != "txt" {
@@ -124,7 +124,7 @@ func main() {
 		*depth = 100
 	}
 	for _, name := range sets {
-		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline, budgets, *budgetReps); err != nil {
+		if err := runSet(ctx, dir, name, *profile, *keep, *depth, *l10, *baseline, *agree, budgets, *budgetReps); err != nil {
 			pprof.StopCPUProfile()
 			log.Fatalf("%s: %v", name, err)
 		}
@@ -224,7 +224,35 @@ type index struct {
 // docFormat is how a BEIR document is written to disk: "md" or "txt".
 var docFormat = "md"
 
-func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline bool, budgets []int, budgetReps int) error {
+// rankedRuns runs every query with limit depth and pages on until 100
+// documents, timing each first call into lat when it is not nil.
+func rankedRuns(ctx context.Context, e *query.Engine, p workspace.Principal, queries []evalQuery, profile string, depth int, ignoreSelf bool, lat *[]time.Duration) ([]queryRun, error) {
+	var runs []queryRun
+	for _, q := range queries {
+		req := query.QueryRequest{Question: q.Text, Profile: profile, Limit: depth}
+		t0 := time.Now()
+		res, err := e.Search(ctx, p, req)
+		if lat != nil {
+			*lat = append(*lat, time.Since(t0))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		docs := collect(nil, res.Hits)
+		// Page on until 100 documents (chunks of one document aggregate).
+		for pages := 1; res.NextCursor != nil && distinct(docs, q.ID, ignoreSelf) < 100 && pages < 10; pages++ {
+			req.Cursor = *res.NextCursor
+			if res, err = e.Search(ctx, p, req); err != nil {
+				return nil, fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			docs = collect(docs, res.Hits)
+		}
+		runs = append(runs, queryRun{id: q.ID, hits: docs})
+	}
+	return runs, nil
+}
+
+func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int, l10, baseline, agree bool, budgets []int, budgetReps int) error {
 	dir := filepath.Join(dataRoot, name)
 	queries, qrels, err := loadQueries(dir)
 	if err != nil {
@@ -238,26 +266,10 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
 	ignoreSelf := name == "arguana"
 
-	var runs []queryRun
 	var lat100, lat10 []time.Duration
-	for _, q := range queries {
-		req := query.QueryRequest{Question: q.Text, Profile: profile, Limit: depth}
-		t0 := time.Now()
-		res, err := ix.engine.Search(ctx, p, req)
-		lat100 = append(lat100, time.Since(t0))
-		if err != nil {
-			return fmt.Errorf("query %s: %w", q.ID, err)
-		}
-		docs := collect(nil, res.Hits)
-		// Page on until 100 documents (chunks of one document aggregate).
-		for pages := 1; res.NextCursor != nil && distinct(docs, q.ID, ignoreSelf) < 100 && pages < 10; pages++ {
-			req.Cursor = *res.NextCursor
-			if res, err = ix.engine.Search(ctx, p, req); err != nil {
-				return fmt.Errorf("query %s: %w", q.ID, err)
-			}
-			docs = collect(docs, res.Hits)
-		}
-		runs = append(runs, queryRun{id: q.ID, hits: docs})
+	runs, err := rankedRuns(ctx, ix.engine, p, queries, profile, depth, ignoreSelf, &lat100)
+	if err != nil {
+		return err
 	}
 	// The everyday call: the first page of 10 hits (a smaller pool).
 	var runs10 []queryRun
@@ -299,6 +311,24 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 		}
 		mb := evaluate(runsB, qrels, ignoreSelf)
 		fmt.Printf("  plain FTS5 baseline: nDCG@10 %.4f   Recall@100 %.4f   latency %s\n", mb.ndcg10, mb.recall100, latencies(latB))
+	}
+	if agree {
+		full := exhaustiveOf(ix.engine)
+		var a agreement
+		for _, q := range queries {
+			x, y, err := firstPages(ctx, ix.engine, full, p, query.QueryRequest{Question: q.Text, Profile: profile})
+			if err != nil {
+				return fmt.Errorf("query %s: %w", q.ID, err)
+			}
+			a.add(x, y)
+		}
+		runsX, err := rankedRuns(ctx, full, p, queries, profile, depth, ignoreSelf, nil)
+		if err != nil {
+			return err
+		}
+		mx := evaluate(runsX, qrels, ignoreSelf)
+		fmt.Printf("  every matching unit ranked: nDCG@10 %.4f   Recall@100 %.4f\n", mx.ndcg10, mx.recall100)
+		fmt.Printf("  rank safety, first page of limit 10: %s\n", a)
 	}
 	if name == "scifact" && len(budgets) > 0 {
 		stats, err := budgetAnswers(ctx, ix.engine, p, queries, runs, qrels, profile, budgets, budgetReps)
