@@ -62,7 +62,8 @@ func TestKeptFileTermsMatchScorer(t *testing.T) {
 			cands = append(cands, c)
 		}
 		rows.Close()
-		kept, err := env.engine.keptFileTF(ctx, tx, q, cands)
+		kept := map[string]*keptFile{}
+		err = env.engine.keptFileTF(ctx, tx, q, filesOf(cands), kept)
 		release()
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func TestKeptFileTermsMatchScorer(t *testing.T) {
 		}
 		nonzero := 0
 		for k, want := range summed {
-			got := kept[k]
+			got := kept[k].tf
 			for i := range q.terms {
 				if q.terms[i].weight == 0 {
 					continue

@@ -273,12 +273,16 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 	}
-	kept, err := e.keptFileTF(ctx, tx, q, cands)
-	if err != nil {
+	kept := map[string]*keptFile{}
+	if err := e.keptFileTF(ctx, tx, q, filesOf(cands), kept); err != nil {
 		return nil, err
 	}
 	if !e.Exhaustive {
-		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, kept, named, cands); err != nil {
+		probed, err := e.probeFiles(ctx, tx, q, sf)
+		if err != nil {
+			return nil, err
+		}
+		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, kept, probed, named, cands); err != nil {
 			return nil, err
 		}
 	}
@@ -287,7 +291,8 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 		// Feedback may add terms: the files' counts of those too.
-		if kept, err = e.keptFileTF(ctx, tx, q, cands); err != nil {
+		kept = map[string]*keptFile{}
+		if err := e.keptFileTF(ctx, tx, q, filesOf(cands), kept); err != nil {
 			return nil, err
 		}
 	}
