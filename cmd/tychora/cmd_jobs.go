@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -130,8 +129,6 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // toMap turns a value into its JSON object form.
 func toMap(v any) map[string]any {
