@@ -84,14 +84,27 @@ func TestHumanOutput(t *testing.T) {
 }
 
 // TestQueuedWithoutOwner: a job left queued with no owner to run it is
-// said in plain words by sources, jobs list and search, and "no matches"
-// is not given as final while it waits.
+// said in plain words by sources, jobs list and search; "no matches" is
+// not given as final while it waits, and matches that exist come with the
+// same words.
 func TestQueuedWithoutOwner(t *testing.T) {
 	root := t.TempDir()
 	tree := filepath.Join(root, "tree")
 	makeTree(t, tree, 3000)
 	ws := filepath.Join(root, ".tychora")
 	if r := tychora(t, ws, "init"); r.code != 0 {
+		t.Fatal(r)
+	}
+	// A small source indexed first: its matches exist while the big one
+	// waits.
+	notes := filepath.Join(root, "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "a.md"), []byte("# Plan\n\nzorblax is the plan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := tychora(t, ws, "add", notes); r.code != 0 {
 		t.Fatal(r)
 	}
 	owner := serve(t, ws)
@@ -120,12 +133,18 @@ func TestQueuedWithoutOwner(t *testing.T) {
 			t.Errorf("%q: %+v", args, r)
 		}
 	}
-	if r := tychora(t, ws, "sources"); !strings.Contains(r.stdout, "(a job is queued)") {
+	if r := tychora(t, ws, "sources"); strings.Count(r.stdout, "(a job is queued)") != 1 {
 		t.Errorf("sources: %+v", r)
 	}
 	r = tychora(t, ws, "search", "Handler12_3")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "no matches in what is indexed so far: "+waiting) {
 		t.Errorf("search while the job waits: %+v", r)
+	}
+
+	// Matches that exist are shown, and the waiting job is said beside them.
+	r = tychora(t, ws, "search", "zorblax")
+	if r.code != 0 || !strings.Contains(r.stdout, "a.md") || strings.Contains(r.stdout, "no matches") || !strings.Contains(r.stderr, waiting) {
+		t.Errorf("search with matches while the job waits: %+v", r)
 	}
 
 	// Once an owner runs the job, the words go.
