@@ -37,6 +37,9 @@ type Progress struct {
 	Unchanged int64 `json:"unchanged"`
 	Skipped   int64 `json:"skipped"`
 	Bytes     int64 `json:"bytes"`
+	// Deleted counts the files that left the index; it is known once the
+	// job's revision is written.
+	Deleted int64 `json:"deleted"`
 }
 
 // JobError is a failed job's public error.

@@ -252,7 +252,7 @@ func (own *Owner) open(ctx context.Context) error {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
-	if own.ln, err = net.Listen("tcp", s.Listen); err != nil {
+	if own.ln, err = listen(own.layout, s.Listen); err != nil {
 		return workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("cannot listen on %s", s.Listen))
 	}
 	authority := own.ln.Addr().String()

@@ -19,10 +19,15 @@ type syncRunner struct {
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
 	st, err := r.ix.Sync(ctx, j.SourceID, sources.SyncOptions{
-		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
+		Progress: func(p sources.Progress) { report(jobProgress(p, 0)) },
 	})
-	if err != nil || !st.NewRevision {
+	if err != nil {
 		return err
+	}
+	// The last word on the job: the sync's own totals, deletions included.
+	report(jobProgress(st.Progress, st.Deleted))
+	if !st.NewRevision {
+		return nil
 	}
 	if r.applied != nil {
 		r.applied()
@@ -40,4 +45,9 @@ func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progre
 		r.log.Info("index merged after the sync", "job_id", j.ID, "ms", time.Since(start).Milliseconds())
 	}
 	return nil
+}
+
+// jobProgress is a sync's progress as the job records it.
+func jobProgress(p sources.Progress, deleted int64) jobs.Progress {
+	return jobs.Progress{FilesSeen: p.FilesSeen, Indexed: p.Indexed, Unchanged: p.Unchanged, Skipped: p.Skipped, Bytes: p.Bytes, Deleted: deleted}
 }

@@ -148,3 +148,39 @@ func FuzzNumberCursor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseKeptTokens: whatever mcp-tokens.json holds, an accepted file
+// holds only well-formed secrets with ids, and what SaveKeptToken writes
+// parses back to the same.
+func FuzzParseKeptTokens(f *testing.F) {
+	f.Add([]byte(`{"version":1,"tokens":{"mcp-cursor":{"id":"tok_1","secret":"tyc_` + strings.Repeat("a", 64) + `"}}}`))
+	f.Add([]byte(`{"version":1,"tokens":{}}`))
+	f.Add([]byte(`{"version":2}`))
+	f.Add([]byte(`{"version":1} {}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kept, err := ParseKeptTokens(b)
+		if err != nil {
+			return
+		}
+		for name, k := range kept {
+			if !WellFormedSecret(k.Secret) || k.ID == "" {
+				t.Fatalf("%q: kept %+v", name, k)
+			}
+		}
+		l := NewLayout(t.TempDir())
+		for name, k := range kept {
+			if err := SaveKeptToken(l, name, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		again, err := LoadKeptTokens(l)
+		if err != nil || len(again) != len(kept) {
+			t.Fatalf("round trip: %v, %d of %d", err, len(again), len(kept))
+		}
+		for name, k := range kept {
+			if again[name] != k {
+				t.Fatalf("%q: %+v became %+v", name, k, again[name])
+			}
+		}
+	})
+}

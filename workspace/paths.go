@@ -100,7 +100,7 @@ func ownedByUser(fi os.FileInfo) bool {
 	return !ok || int(st.Uid) == os.Getuid()
 }
 
-// Layout names every file of a workspace (DESIGN §2).
+// Layout names every file of a workspace.
 type Layout struct {
 	Dir      string // WORKSPACE
 	Settings string // tychora.json
@@ -109,6 +109,12 @@ type Layout struct {
 	Runtime  string // .runtime/ (0700)
 	Lock     string // .runtime/owner.lock
 	Endpoint string // .runtime/endpoint.json (0600)
+	// LastListen is the address the last owner listened on when the
+	// listen setting left the port to the system (.runtime/listen, 0600).
+	LastListen string
+	// MCPTokens keeps the secrets mcp-config --http printed, so that a
+	// second run prints the same (.runtime/mcp-tokens.json, 0600).
+	MCPTokens string
 }
 
 // NewLayout returns the layout of the workspace at dir (absolute).
@@ -122,6 +128,9 @@ func NewLayout(dir string) Layout {
 		Runtime:  rt,
 		Lock:     filepath.Join(rt, "owner.lock"),
 		Endpoint: filepath.Join(rt, "endpoint.json"),
+
+		LastListen: filepath.Join(rt, "listen"),
+		MCPTokens:  filepath.Join(rt, "mcp-tokens.json"),
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -85,7 +84,7 @@ func jobsCommand(e *env) *cli.Command {
 						return err
 					}
 					req := interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: c.String("state"), Limit: limit, Cursor: c.String("cursor")}
-					return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+					return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 						res, err := svc.ManageJob(ctx, req)
 						if err != nil {
 							return err
@@ -93,15 +92,22 @@ func jobsCommand(e *env) *cli.Command {
 						if c.Bool("json") {
 							return printJSON(e.stdout, res)
 						}
+						if inProcess {
+							defer func() {
+								if note := pendingJobs(ctx, svc, inProcess); note != "" {
+									fmt.Fprintln(e.stdout, note)
+								}
+							}()
+						}
 						if len(res.Jobs) == 0 {
 							fmt.Fprintln(e.stdout, "no jobs")
 							return nil
 						}
 						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSOURCE\tCOLLECTION\tATTEMPT\tINDEXED\tSKIPPED\tCREATED")
+						fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSOURCE\tCOLLECTION\tATTEMPT\tINDEXED\tREMOVED\tSKIPPED\tCREATED")
 						for _, j := range res.Jobs {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID,
-								j.Attempt, j.Progress.Indexed, j.Progress.Skipped, j.CreatedAt.Local().Format("2006-01-02 15:04:05"))
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID,
+								j.Attempt, j.Progress.Indexed, j.Progress.Deleted, j.Progress.Skipped, j.CreatedAt.Local().Format("2006-01-02 15:04:05"))
 						}
 						if err := tw.Flush(); err != nil {
 							return err
@@ -123,8 +129,6 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-func sortStrings(s []string) { slices.Sort(s) }
 
 // toMap turns a value into its JSON object form.
 func toMap(v any) map[string]any {

@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/tychora/tychora/interfaces"
+	httpapi "github.com/tychora/tychora/interfaces/http"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
 )
@@ -22,16 +25,20 @@ func mcpConfigCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "mcp-config",
 		Usage:     "print ready-to-paste MCP client configuration",
-		UsageText: "tychora [--workspace W] mcp-config [--http] [--client claude-code|claude-desktop|cursor|vscode]",
+		UsageText: "tychora [--workspace W] mcp-config [--http [--rotate]] [--client claude-code|claude-desktop|cursor|vscode]",
 		Description: "Without --http: a stdio server entry that starts this binary on this workspace\n" +
 			"(the client runs `tychora serve --stdio`; it becomes the owner or bridges to\n" +
 			"the running one). With --http: an entry for the running owner's Streamable\n" +
-			"HTTP endpoint with a named token \"mcp-CLIENT\" (write grant) whose secret is\n" +
-			"rotated and printed on every run. Pin the port with the listen setting in\n" +
-			"tychora.json (e.g. \"listen\": \"127.0.0.1:7419\") so the URL survives restarts.",
+			"HTTP endpoint with a named token \"mcp-CLIENT\" (write grant). Its secret is\n" +
+			"kept in .runtime/mcp-tokens.json (0600), so running mcp-config --http again\n" +
+			"prints the same configuration; --rotate gives the token a new secret (configs\n" +
+			"holding the old one stop working). The owner keeps the port it last used while\n" +
+			"it is free; pin it with the listen setting in tychora.json (e.g. \"listen\":\n" +
+			"\"127.0.0.1:7419\") to be sure the URL survives restarts.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "http", Usage: "configure Streamable HTTP instead of stdio"},
 			&cli.StringFlag{Name: "client", Value: "claude-code", Usage: "claude-code, claude-desktop, cursor or vscode"},
+			&cli.BoolFlag{Name: "rotate", Usage: "with --http: give the token a new secret (configs holding the old one stop working)"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
@@ -44,6 +51,9 @@ func mcpConfigCommand(e *env) *cli.Command {
 			dir, err := workspaceDir(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("rotate") && !c.Bool("http") {
+				return usageError("--rotate goes with --http: a stdio configuration holds no token")
 			}
 			if !c.Bool("http") {
 				bin, err := os.Executable()
@@ -68,17 +78,15 @@ func mcpConfigCommand(e *env) *cli.Command {
 				return withExit(exitNoOwner, workspace.Errorf(workspace.CodeUnavailable, "start the owner first (tychora serve), then run mcp-config --http"))
 			}
 			url := ep.MCPURL
-			_, port, _ := net.SplitHostPort(s.Listen)
-			if port == "0" {
-				fmt.Fprintf(e.stderr, "tychora: the owner listens on a port chosen at start (%s); set \"listen\": \"127.0.0.1:PORT\" in %s so this URL survives restarts\n",
-					ep.URL, workspace.NewLayout(dir).Settings)
+			if _, port, _ := net.SplitHostPort(s.Listen); port == "0" {
+				fmt.Fprintf(e.stderr, "tychora: the owner keeps this port (%s) across restarts while it is free; to be sure of it, set \"listen\": \"%s\" in %s\n",
+					ep.URL, strings.TrimPrefix(ep.URL, "http://"), workspace.NewLayout(dir).Settings)
 			}
-			tok, err := ownerClient.CreateToken(context.WithoutCancel(c.Context), interfaces.CreateTokenRequest{Grant: workspace.GrantWrite, Name: "mcp-" + client})
+			secret, err := mcpToken(context.WithoutCancel(c.Context), e, ownerClient, ep, workspace.NewLayout(dir), "mcp-"+client, c.Bool("rotate"))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "tychora: token %q (write) rotated; the secret below replaces any earlier one\n", "mcp-"+client)
-			entry := map[string]any{"url": url, "headers": map[string]string{"Authorization": "Bearer " + tok.Token}}
+			entry := map[string]any{"url": url, "headers": map[string]string{"Authorization": "Bearer " + secret}}
 			switch client {
 			case "claude-code", "vscode":
 				entry["type"] = "http"
@@ -115,4 +123,66 @@ func printConfig(e *env, client string, entry map[string]any) error {
 	}
 	_, err = e.stdout.Write(append(b, '\n'))
 	return err
+}
+
+// mcpToken is the secret of the write token named name that mcp-config
+// --http prints. The secret printed last time is printed again while it
+// still works; a new one is made only for a new token or with rotate. A
+// token of that name whose secret is not kept (made by token create, or
+// rotated since) is left alone unless rotate is given: rotating it would
+// break whoever holds it.
+func mcpToken(ctx context.Context, e *env, owner *httpapi.Client, ep tyruntime.Endpoint, l workspace.Layout, name string, rotate bool) (string, error) {
+	list, err := owner.ListTokens(ctx)
+	if err != nil {
+		return "", err
+	}
+	var existing *workspace.TokenRecord
+	for i, t := range list.Tokens {
+		if t.Name != nil && *t.Name == name {
+			existing = &list.Tokens[i]
+		}
+	}
+	kept, err := workspace.LoadKeptTokens(l)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "tychora: %s is unreadable (%v); it will be written again\n", l.MCPTokens, err)
+		kept = map[string]workspace.KeptToken{}
+	}
+	k, isKept := kept[name]
+	keptWorks := existing != nil && isKept && k.ID == existing.ID && existing.Grant == workspace.GrantWrite && secretWorks(ctx, ep.URL, k.Secret)
+	if existing != nil && !rotate {
+		if keptWorks {
+			fmt.Fprintf(e.stderr, "tychora: token %q (write), the same secret as printed before (a new one with --rotate)\n", name)
+			return k.Secret, nil
+		}
+		why := "whose secret this workspace does not keep (it was made by tychora token create, or by an older tychora)"
+		if isKept && k.ID == existing.ID {
+			why = "that was rotated or changed since mcp-config printed it (by tychora token create --name " + name + ")"
+		}
+		return "", workspace.Errorf(workspace.CodeConflict, "a token named %s exists %s: run mcp-config --http --rotate to give it a new secret (whatever holds the current one stops working), or revoke it with tychora token revoke %s", name, why, existing.ID)
+	}
+	tok, err := owner.CreateToken(ctx, interfaces.CreateTokenRequest{Grant: workspace.GrantWrite, Name: name})
+	if err != nil {
+		return "", err
+	}
+	if err := workspace.SaveKeptToken(l, name, workspace.KeptToken{ID: tok.ID, Secret: tok.Token}); err != nil {
+		fmt.Fprintf(e.stderr, "tychora: could not keep the secret in %s (%v): the next mcp-config --http cannot print it again\n", l.MCPTokens, err)
+	}
+	if existing != nil {
+		fmt.Fprintf(e.stderr, "tychora: token %q (write) rotated: the secret below replaces the earlier one, which stops working now\n", name)
+	} else {
+		fmt.Fprintf(e.stderr, "tychora: token %q (write) created; mcp-config --http prints the same secret again\n", name)
+	}
+	return tok.Token, nil
+}
+
+// secretWorks reports whether the owner at url accepts secret.
+func secretWorks(ctx context.Context, url, secret string) bool {
+	c, err := httpapi.NewClient(url, secret, nil)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = c.Health(ctx)
+	return err == nil
 }

@@ -97,7 +97,7 @@ func searchCommand(e *env) *cli.Command {
 					}
 				}
 			}
-			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 				out, err := svc.Search(ctx, args)
 				if err != nil {
 					return err
@@ -106,6 +106,15 @@ func searchCommand(e *env) *cli.Command {
 				if c.Bool("json") {
 					res.Rendered = out.Rendered
 					return printJSON(e.stdout, res)
+				}
+				pending := pendingJobs(ctx, svc, inProcess)
+				if len(res.Hits) == 0 && out.Rendered == nil {
+					if pending != "" {
+						fmt.Fprintf(e.stdout, "no matches in what is indexed so far: %s\n", pending)
+					} else {
+						fmt.Fprintln(e.stdout, "no matches")
+					}
+					pending = ""
 				}
 				if out.Rendered != nil {
 					fmt.Fprint(e.stdout, *out.Rendered)
@@ -119,6 +128,9 @@ func searchCommand(e *env) *cli.Command {
 					res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
 				if res.NextCursor != nil && args.ReplayRunID == "" {
 					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, []string{question}))
+				}
+				if pending != "" {
+					fmt.Fprintf(e.stderr, "tychora: %s\n", pending)
 				}
 				return nil
 			})
@@ -134,10 +146,6 @@ func truncNote(t bool) string {
 }
 
 func printHits(e *env, res query.QueryResult) {
-	if len(res.Hits) == 0 {
-		fmt.Fprintln(e.stdout, "no matches")
-		return
-	}
 	for i, h := range res.Hits {
 		stale := ""
 		if h.Stale {
@@ -181,11 +189,8 @@ func discoverCommand(e *env) *cli.Command {
 				if c.Bool("json") {
 					return printJSON(e.stdout, res)
 				}
-				for _, it := range res.Items {
-					fmt.Fprintln(e.stdout, oneLine(it))
-				}
-				if len(res.Items) == 0 {
-					fmt.Fprintln(e.stdout, "nothing yet")
+				if err := printDiscover(e, req.Subject, res.Items); err != nil {
+					return err
 				}
 				if res.NextCursor != nil {
 					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, c.Args().Slice()))
@@ -196,38 +201,33 @@ func discoverCommand(e *env) *cli.Command {
 	}
 }
 
-// oneLine prints an item as compact key=value pairs.
-func oneLine(v any) string {
-	m := toMap(v)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// printDiscover prints a discover page for a person: a table for the
+// subjects whose items are flat, records for the rest.
+func printDiscover(e *env, subject string, items []any) error {
+	switch {
+	case len(items) == 0:
+		fmt.Fprintln(e.stdout, discoverNothing(subject))
+		return nil
+	case subject == query.SubjectSettings:
+		return writeTable(e.stdout, items, "key", "value")
+	case subject == "languages":
+		return writeTable(e.stdout, items, "language", "files", "units")
 	}
-	sortStrings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString("  ")
-		}
-		fmt.Fprintf(&b, "%s=%s", k, compact(m[k]))
-	}
-	return b.String()
+	writeRecords(e.stdout, items)
+	return nil
 }
 
-func compact(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "-"
-	case string:
-		return x
-	case float64:
-		return fmt.Sprintf("%g", x)
+// discoverNothing says why a discover subject lists nothing.
+func discoverNothing(subject string) string {
+	switch subject {
+	case query.SubjectSources:
+		return "no sources yet (add one with tychora add PATH)"
+	case query.SubjectRuns:
+		return "no runs yet (every search records one)"
+	case "languages", "facets", "relations":
+		return "nothing indexed yet (add a source with tychora add PATH)"
 	}
-	s := mustJSON(v)
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
+	return "nothing"
 }
 
 func inspectCommand(e *env) *cli.Command {
@@ -258,10 +258,45 @@ func inspectCommand(e *env) *cli.Command {
 				if err != nil {
 					return err
 				}
-				return printJSON(e.stdout, res)
+				if c.Bool("json") {
+					return printJSON(e.stdout, res)
+				}
+				return printInspect(c, e, req.Subject, res)
 			})
 		},
 	}
+}
+
+// printInspect prints an inspect answer for a person: the source as a
+// record, a page of coverage as a table, other pages as records.
+func printInspect(c *cli.Context, e *env, subject string, res interfaces.InspectResult) error {
+	m, _ := jsonValue(res.Result).(map[string]any)
+	items, isPage := m["items"].([]any)
+	if !isPage {
+		writeRecord(e.stdout, "", m)
+		return nil
+	}
+	for _, k := range []string{"source_id", "revision_id"} {
+		if v, ok := m[k].(string); ok {
+			fmt.Fprintf(e.stdout, "%s: %s\n", strings.ReplaceAll(k, "_", " "), v)
+		}
+	}
+	switch {
+	case len(items) == 0:
+		fmt.Fprintf(e.stdout, "no %s\n", strings.ReplaceAll(subject, "_", " "))
+	case subject == "coverage":
+		fmt.Fprintln(e.stdout)
+		if err := writeTable(e.stdout, items, "path", "status", "kind", "language", "size", "units", "reason"); err != nil {
+			return err
+		}
+	default:
+		fmt.Fprintln(e.stdout)
+		writeRecords(e.stdout, items)
+	}
+	if next, ok := m["next_cursor"].(string); ok && next != "" {
+		fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, next, c.Args().Slice()))
+	}
+	return nil
 }
 
 func mustJSON(v any) string { return jsonString(v) }

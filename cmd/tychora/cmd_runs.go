@@ -13,7 +13,7 @@ import (
 	"github.com/tychora/tychora/workspace"
 )
 
-// Exit codes of runs diff (DESIGN §7).
+// Exit codes of runs diff.
 const exitDiffError = 3
 
 func runsCommand(e *env) *cli.Command {
@@ -47,22 +47,32 @@ func runsCommand(e *env) *cli.Command {
 						}
 						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 						fmt.Fprintln(tw, "ID\tCREATED\tHITS\tMATCHES\tTOKENS\tRETAINED\tQUESTION")
+						notKept := 0
 						for _, it := range res.Items {
 							r, err := asRun(it)
 							if err != nil {
 								return err
 							}
-							q := ""
-							if r.Request != nil {
+							q := "(not kept)"
+							if r.Request == nil {
+								notKept++
+							} else {
 								q = r.Request.Question
 								if len(q) > 60 {
 									q = q[:57] + "..."
 								}
 							}
-							fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%t\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-								len(r.Hits), r.TotalMatches, r.UsedTokens, r.Retained, q)
+							fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+								len(r.Hits), r.TotalMatches, r.UsedTokens, yesNo(r.Retained), q)
 						}
-						return tw.Flush()
+						if err := tw.Flush(); err != nil {
+							return err
+						}
+						if notKept > 0 {
+							fmt.Fprintf(e.stdout, "%d of %d runs keep no question: they were recorded under query_history \"metadata\" (the default), which keeps hashes, hits and totals only.\n"+
+								"Set \"query_history\": \"full\" in tychora.json to keep the questions of later searches and replay them (tychora search --replay RUN_ID).\n", notKept, len(res.Items))
+						}
+						return nil
 					})
 				},
 			},
@@ -154,4 +164,11 @@ func asRun(v any) (query.Run, error) {
 		err = json.Unmarshal(b, &r)
 	}
 	return r, err
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -32,7 +32,7 @@ func serveCommand(e *env) *cli.Command {
 			"owner exits. --grant and --collection limit what the stdio client may do\n" +
 			"(default: manage on every collection).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Usage: "address to listen on, overriding the listen setting (127.0.0.1:PORT or [::1]:PORT; port 0 picks one)"},
+			&cli.StringFlag{Name: "listen", Usage: "address to listen on, overriding the listen setting (127.0.0.1:PORT or [::1]:PORT; port 0: the last owner's port while it is free, else any)"},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve MCP on stdin/stdout"},
 			&cli.StringFlag{Name: "grant", Usage: "with --stdio: read, write or manage (default manage)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "with --stdio: limit the client to this collection (repeatable)"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -103,9 +104,19 @@ func printJob(e *env, j jobs.Job) {
 	p := j.Progress
 	fmt.Fprintf(e.stdout, "job %s  %s %s  source %s  collection %s  attempt %d\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID, j.Attempt)
 	fmt.Fprintf(e.stdout, "  %d files seen, %d indexed, %d unchanged, %d skipped, %s read\n", p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, humanBytes(p.Bytes))
+	if p.Deleted > 0 {
+		fmt.Fprintf(e.stdout, "  %d %s removed from the index (gone from disk, or now left out)\n", p.Deleted, filesWord(p.Deleted))
+	}
 	if j.Error != nil {
 		fmt.Fprintf(e.stdout, "  error %s: %s\n", j.Error.Code, j.Error.Message)
 	}
+}
+
+func filesWord(n int64) string {
+	if n == 1 {
+		return "file"
+	}
+	return "files"
 }
 
 func sourcesCommand(e *env) *cli.Command {
@@ -120,7 +131,7 @@ func sourcesCommand(e *env) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 				res, err := discoverAll(ctx, svc, query.SubjectSources)
 				if err != nil {
 					return err
@@ -132,6 +143,10 @@ func sourcesCommand(e *env) *cli.Command {
 					fmt.Fprintln(e.stdout, "no sources yet (add one with tychora add PATH)")
 					return nil
 				}
+				active, err := activeJobs(ctx, svc)
+				if err != nil {
+					return err
+				}
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tKIND\tCOLLECTION\tPATH\tLAST SYNCED")
 				for _, it := range res.Items {
@@ -142,13 +157,42 @@ func sourcesCommand(e *env) *cli.Command {
 					last := "never"
 					if v, ok := m["last_synced_at"].(string); ok && v != "" {
 						last = v
+						if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+							last = t.Local().Format(time.DateTime)
+						}
+					}
+					id, _ := m["id"].(string)
+					if state, ok := active[id]; ok {
+						last += " (a job is " + state + ")"
 					}
 					fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%s\n", m["id"], m["kind"], m["collection_id"], m["path"], last)
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if note := pendingJobs(ctx, svc, inProcess); note != "" && inProcess {
+					fmt.Fprintln(e.stdout, note)
+				}
+				return nil
 			})
 		},
 	}
+}
+
+// activeJobs maps each source with a queued or running job to that
+// job's state.
+func activeJobs(ctx context.Context, svc interfaces.Service) (map[string]string, error) {
+	active := map[string]string{}
+	for _, state := range []string{jobs.StateQueued, jobs.StateRunning} {
+		res, err := svc.ManageJob(ctx, interfaces.ManageJobRequest{Action: interfaces.JobActionList, State: state, Limit: maxJobsPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range res.Jobs {
+			active[j.SourceID] = j.State
+		}
+	}
+	return active, nil
 }
 
 // discoverAll follows cursors to the end and returns one body with every

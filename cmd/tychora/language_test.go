@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestIngestKnowsFilesByName: an added folder's README.C++ is indexed as
-// text, and files known by name (Makefile, BUILD, CMakeLists.txt) get their
-// language, as inspect coverage shows.
+// TestIngestKnowsFilesByName: an added folder's README.C++ and README.C
+// are indexed as text, and files known by name (Makefile, GNUmakefile,
+// Dockerfile and its variants, BUILD, CMakeLists.txt) get their language,
+// as inspect coverage shows.
 func TestIngestKnowsFilesByName(t *testing.T) {
 	root := t.TempDir()
 	ws := filepath.Join(root, ".tychora")
@@ -19,6 +20,11 @@ func TestIngestKnowsFilesByName(t *testing.T) {
 		"Makefile":       "all:\n\tcc -o app main.c\n",
 		"BUILD":          "cc_binary(name = \"app\", srcs = [\"main.c\"])\n",
 		"CMakeLists.txt": "project(app)\nadd_executable(app main.c)\n",
+		"Dockerfile":     "FROM alpine\nCOPY app /app\n",
+		"Dockerfile.dev": "FROM alpine\nRUN apk add make\n",
+		"Containerfile":  "FROM alpine\n",
+		"GNUmakefile":    "all:\n\tcc main.c\n",
+		"README.C":       "Notes on the C port.\n",
 		"main.c":         "int main(void) { return 0; }\n",
 	}
 	if err := os.MkdirAll(proj, 0o755); err != nil {
@@ -62,6 +68,11 @@ func TestIngestKnowsFilesByName(t *testing.T) {
 		"Makefile":       {"code", "make"},
 		"BUILD":          {"code", "starlark"},
 		"CMakeLists.txt": {"code", "cmake"},
+		"Dockerfile":     {"code", "dockerfile"},
+		"Dockerfile.dev": {"code", "dockerfile"},
+		"Containerfile":  {"code", "dockerfile"},
+		"GNUmakefile":    {"code", "make"},
+		"README.C":       {"text", ""},
 		"main.c":         {"code", "c"},
 	}
 	seen := 0

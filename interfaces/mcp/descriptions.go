@@ -33,5 +33,5 @@ The work runs as a durable background job: the answer comes at once as {"job":{"
 
 const manageJobDescription = `List, get, cancel or retry source jobs (the adds and syncs of add_sources).
 List: {"action":"list"} or {"action":"list","state":"running"} (states: queued, running, succeeded, failed, cancelled) → {"jobs":[...],"next_cursor"}; limit 1 to 100 (default 20), cursor = next_cursor.
-Get: {"action":"get","job_id":"..."} → {"job":{...}} with progress (files_seen, indexed, unchanged, skipped, bytes), attempt and error.
+Get: {"action":"get","job_id":"..."} → {"job":{...}} with progress (files_seen, indexed, unchanged, skipped, bytes, deleted), attempt and error.
 Cancel and retry (need the write grant): {"action":"cancel","job_id":"..."} stops a queued or running job; {"action":"retry","job_id":"..."} runs a failed or cancelled job again under the same id. Asking either of a job whose state does not allow it is CONFLICT.`
