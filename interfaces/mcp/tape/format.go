@@ -72,7 +72,7 @@ type Event struct {
 	Payload json.RawMessage `json:"payload"`
 	// Echo and MS are set on responses: the request answered and the
 	// milliseconds it took.
-	Echo *Echo  `json:"echo,omitempty"`
+	Echo *Echo   `json:"echo,omitempty"`
 	MS   float64 `json:"ms,omitempty"`
 	// Batch is the 1-based position of a message sent in a JSON-RPC batch.
 	Batch int `json:"batch,omitempty"`

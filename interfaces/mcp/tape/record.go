@@ -50,17 +50,18 @@ var builtinRedactors = []redactor{
 }
 
 // CompileRedact compiles a redaction list (the tape_redact setting): an
-// INVALID_ARGUMENT error names the first pattern that is no RE2 regular
-// expression or that matches the empty string.
+// INVALID_ARGUMENT error gives the index of the first pattern that is no
+// RE2 regular expression or that matches the empty string (never the
+// pattern, which may spell out a secret).
 func CompileRedact(patterns []string) ([]*regexp.Regexp, error) {
 	var out []*regexp.Regexp
 	for i, p := range patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] %q is not a regular expression: %v", i, workspace.Clip(p, 64), err)
+			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %v", i, err)
 		}
 		if re.MatchString("") {
-			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] %q matches the empty string", i, workspace.Clip(p, 64))
+			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] matches the empty string", i)
 		}
 		out = append(out, re)
 	}
