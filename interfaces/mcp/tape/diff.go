@@ -56,8 +56,8 @@ func Diff(a, b *Tape, o DiffOptions) DiffResult {
 	xa, xb := a.Exchanges(), b.Exchanges()
 	res := DiffResult{Exchanges: len(xa)}
 	key := func(x *Exchange) string {
-		if x.Method == "initialize" {
-			return "initialize"
+		if handshake(x.Method) {
+			return x.Method
 		}
 		params := x.Params
 		if !o.Strict {
@@ -127,7 +127,7 @@ func describe(x *Exchange) string {
 		args := toolArguments(x.Params)
 		return fmt.Sprintf("%s %s %s", x.Method, x.Tool, clip(args, 120))
 	}
-	if x.Method == "initialize" {
+	if handshake(x.Method) {
 		return x.Method
 	}
 	c, err := Canonical(x.Params, true)
@@ -174,8 +174,9 @@ func answeredAt(x *Exchange) int {
 }
 
 // output is what a call's answer is compared on: the result or the error
-// of its response, normalized unless strict. initialize is compared
-// without serverInfo, which names the server's build.
+// of its response, normalized unless strict. serverInfo, which names the
+// server's build, is left out (initialize's member, and the _meta member
+// every result carries from protocol 2026-07-28 on).
 func output(x *Exchange, strict bool) string {
 	if x.Response == nil {
 		return "(no answer)"
@@ -192,15 +193,7 @@ func output(x *Exchange, strict bool) string {
 		b, _ := json.Marshal(resp.Error)
 		return "error " + string(Normalize(b))
 	}
-	result := resp.Result
-	if x.Method == "initialize" {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(result, &m) == nil {
-			delete(m, "serverInfo")
-			result, _ = json.Marshal(m)
-		}
-	}
-	return string(Normalize(result))
+	return string(Normalize(withoutServerInfo(resp.Result)))
 }
 
 // Volatile values, replaced by Normalize wherever they appear in a string.
@@ -275,4 +268,30 @@ func normalizeValue(v any, depth int) any {
 		return timePattern.ReplaceAllString(t, "<time>")
 	}
 	return v
+}
+
+// serverInfoMeta is the _meta member that names the server from protocol
+// 2026-07-28 on.
+const serverInfoMeta = "io.modelcontextprotocol/serverInfo"
+
+func withoutServerInfo(result json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil || m == nil {
+		return result
+	}
+	delete(m, "serverInfo")
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(m["_meta"], &meta) == nil && meta != nil {
+		delete(meta, serverInfoMeta)
+		if len(meta) == 0 {
+			delete(m, "_meta")
+		} else {
+			m["_meta"], _ = json.Marshal(meta)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return result
+	}
+	return b
 }

@@ -56,14 +56,22 @@ func requestParams(payload json.RawMessage) (json.RawMessage, error) {
 	return req.Params, nil
 }
 
+// handshake reports whether method opens a session: initialize, or
+// server/discover for protocol versions without a handshake. Either is
+// matched on its method alone: a client's name, version and protocol
+// version are no drift.
+func handshake(method string) bool {
+	return method == "initialize" || method == "server/discover"
+}
+
 // MatchKey is what a call is matched on: its method and its params as
 // canonical JSON (object keys sorted, no insignificant space), without
 // the _meta member, which carries per-connection values such as progress
-// tokens. Absent, null and empty params are the same. initialize is keyed
-// on its method alone: a client's name, version and protocol version are
-// no drift.
+// tokens and, from protocol 2026-07-28 on, the client's name and
+// protocol version. Absent, null and empty params are the same. A
+// handshake is keyed on its method alone.
 func MatchKey(method string, params json.RawMessage) (string, error) {
-	if method == "initialize" {
+	if handshake(method) {
 		return method, nil
 	}
 	canon, err := Canonical(params, true)

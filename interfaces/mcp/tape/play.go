@@ -43,7 +43,7 @@ type PlayOptions struct {
 type Player struct {
 	tape    *Tape
 	opts    PlayOptions
-	init    *jsonrpc.Response // the recorded answer to initialize
+	hello   map[string]*jsonrpc.Response // the recorded answer to each handshake method
 	mu      sync.Mutex
 	matcher *Matcher
 	answers map[*Exchange]*jsonrpc.Response
@@ -69,7 +69,7 @@ func NewPlayer(t *Tape, o PlayOptions) (*Player, error) {
 	if err != nil {
 		return nil, workspace.Wrap(workspace.CodeInvalidArgument, err, fmt.Sprintf("tape %s: %v", t.Dir, err))
 	}
-	p := &Player{tape: t, opts: o, matcher: m, answers: map[*Exchange]*jsonrpc.Response{}}
+	p := &Player{tape: t, opts: o, matcher: m, answers: map[*Exchange]*jsonrpc.Response{}, hello: map[string]*jsonrpc.Response{}}
 	for _, x := range xs {
 		if x.Response == nil {
 			continue
@@ -80,8 +80,8 @@ func NewPlayer(t *Tape, o PlayOptions) (*Player, error) {
 			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape %s: the response at seq %d is no JSON-RPC response", t.Dir, x.Response.Seq)
 		}
 		p.answers[x] = resp
-		if x.Method == "initialize" && p.init == nil {
-			p.init = resp
+		if handshake(x.Method) && p.hello[x.Method] == nil {
+			p.hello[x.Method] = resp
 		}
 	}
 	return p, nil
@@ -161,11 +161,13 @@ func (p *Player) Answer(line []byte) []byte {
 	switch req.Method {
 	case "ping":
 		return encode(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage("{}")})
-	case "initialize":
-		if p.init == nil {
-			return encode(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: CodeDrift, Message: "tape drift: the tape holds no answered initialize"}})
+	case "initialize", "server/discover":
+		// Every handshake gets the recorded answer, however often it comes.
+		hello := p.hello[req.Method]
+		if hello == nil {
+			return encode(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: CodeDrift, Message: "tape drift: the tape holds no answered " + req.Method}})
 		}
-		return encode(&jsonrpc.Response{ID: req.ID, Result: p.init.Result, Error: p.init.Error})
+		return encode(&jsonrpc.Response{ID: req.ID, Result: hello.Result, Error: hello.Error})
 	}
 	p.mu.Lock()
 	x, drift := p.matcher.Take(req.Method, req.Params, p.opts.Lenient)

@@ -228,8 +228,11 @@ func (r *Recorder) event(d Direction, raw []byte, at time.Time, batch int) Event
 		if d == FromServer {
 			r.meta.Counts.ServerRequests++
 		}
-		if m.Method == "initialize" && d == FromClient {
+		if d == FromClient && r.meta.Client == "" {
 			r.meta.Client = clientOf(m.Params)
+			if v := metaProtocol(m.Params); v != "" {
+				r.meta.ProtocolVersion = v
+			}
 		}
 		r.pending[string(d)+string(e.ID)] = pendingRequest{m.Method, e.Tool, m.Params, at}
 	case *jsonrpc.Response:
@@ -294,18 +297,42 @@ func toolName(method string, params json.RawMessage) string {
 	return p.Name
 }
 
+type implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// clientOf is the client's name and version from an initialize's
+// clientInfo, or from the _meta member that carries it from protocol
+// 2026-07-28 on.
 func clientOf(params json.RawMessage) string {
 	var p struct {
-		ClientInfo struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
+		ClientInfo implementation `json:"clientInfo"`
+		Meta       struct {
+			ClientInfo implementation `json:"io.modelcontextprotocol/clientInfo"`
+		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(params, &p)
-	if p.ClientInfo.Name == "" {
+	info := p.ClientInfo
+	if info.Name == "" {
+		info = p.Meta.ClientInfo
+	}
+	if info.Name == "" {
 		return ""
 	}
-	return p.ClientInfo.Name + " " + p.ClientInfo.Version
+	return info.Name + " " + info.Version
+}
+
+// metaProtocol is the protocol version a request's _meta names (protocol
+// 2026-07-28 on).
+func metaProtocol(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Meta.Version
 }
 
 func protocolOf(result json.RawMessage) string {

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tychora/tychora/interfaces/mcp/tape"
+	tyruntime "github.com/tychora/tychora/runtime"
+	"github.com/tychora/tychora/workspace"
+)
+
+// connect starts cmd under the go-sdk client.
+func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "tape-test", Version: "1"}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// transcript is what a client saw of a session: one JSON line per answer.
+type transcript []string
+
+func (tr *transcript) add(t *testing.T, what string, v any, err error) {
+	t.Helper()
+	if err != nil {
+		*tr = append(*tr, what+" error: "+err.Error())
+		return
+	}
+	b, merr := json.Marshal(v)
+	if merr != nil {
+		t.Fatal(merr)
+	}
+	*tr = append(*tr, what+" "+string(b))
+}
+
+// readOnlySession drives the calls of the issue's read-only session:
+// discover, search with and without a render, inspect, manage_job list, a
+// resource read and a tool error. extra adds calls at the end.
+func readOnlySession(t *testing.T, ctx context.Context, cs *mcp.ClientSession, extra int) transcript {
+	t.Helper()
+	var tr transcript
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		tr.add(t, name, res, err)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	tr.add(t, "tools/list", tools, err)
+	call("discover", map[string]any{"request": map[string]any{"subject": "kinds"}})
+	found := call("search", map[string]any{"request": map[string]any{"question": "parse http request"}})
+	if found.IsError {
+		t.Fatalf("search failed: %+v", found.Content)
+	}
+	call("search", map[string]any{"request": map[string]any{"question": "token budget"}, "render": "agent@1"})
+	var hits struct {
+		Hits []struct {
+			SourceID string `json:"source_id"`
+		} `json:"hits"`
+	}
+	b, _ := json.Marshal(found.StructuredContent)
+	if json.Unmarshal(b, &hits) != nil || len(hits.Hits) == 0 {
+		t.Fatalf("search found nothing: %s", b)
+	}
+	call("inspect", map[string]any{"request": map[string]any{"subject": "source", "source_id": hits.Hits[0].SourceID}})
+	call("manage_job", map[string]any{"action": "list"})
+	kind, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tychora://kinds/markdown"})
+	tr.add(t, "resources/read", kind, err)
+	if bad := call("search", map[string]any{"request": map[string]any{"question": "x"}, "bogus": 1}); !bad.IsError {
+		t.Fatal("a search with an unknown field did not fail")
+	}
+	for range extra {
+		call("discover", map[string]any{"request": map[string]any{"subject": "settings"}})
+	}
+	return tr
+}
+
+// tapeTree writes the files the sessions search, under the ingest root of
+// a workspace made by newWS.
+func tapeTree(t *testing.T, ws string) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(ws), "src")
+	files := map[string]string{
+		"guide.md":  "# Install guide\n\nRun the installer, then configure the token budget.\n\n## Tokens\n\nBudgets are counted in tokens.\n",
+		"server.go": "package server\n\n// ParseHTTPRequest parses a request line.\nfunc ParseHTTPRequest(line string) (string, error) {\n\treturn line, nil\n}\n",
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := tychora(t, ws, "add", dir); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	return dir
+}
+
+// recordStdio records one session of `serve --stdio` as the tape name and
+// returns what the client saw.
+func recordStdio(t *testing.T, ctx context.Context, ws, name string, session func(*mcp.ClientSession) transcript) transcript {
+	t.Helper()
+	cs := connect(t, ctx, exec.Command(binary, "--workspace", ws, "serve", "--stdio", "--record", name), nil)
+	tr := session(cs)
+	if err := cs.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	return tr
+}
+
+// play replays the tape name under the go-sdk client.
+func play(t *testing.T, ctx context.Context, ws, name string, session func(*mcp.ClientSession) transcript, args ...string) transcript {
+	t.Helper()
+	cs := connect(t, ctx, exec.Command(binary, append([]string{"--workspace", ws, "tape", "play", name}, args...)...), nil)
+	tr := session(cs)
+	if err := cs.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	return tr
+}
+
+// noSecrets fails when a file under ws/tapes holds any of secrets, or a
+// tychora secret at all.
+func noSecrets(t *testing.T, ws string, secrets ...string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(filepath.Join(ws, tape.DirName), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, _ := d.Info()
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, s := range append(secrets, workspace.TokenPrefix) {
+			if s != "" && strings.Contains(string(b), s) {
+				t.Errorf("%s holds a secret (%.8s...)", path, s)
+			}
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("no tape files to check (%d): %v", n, err)
+	}
+}
+
+func sameTranscript(t *testing.T, what string, got, want transcript) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d answers, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: answer %d differs:\n got %.400s\nwant %.400s", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestTapeReadOnlySession: a read-only session records, replays with the
+// same results with no owner and no index, and diffs as identical
+// against a second recording; after a file changes and is synced a third
+// recording drifts in output at the first search, and one with one more
+// call drifts in structure.
+func TestTapeReadOnlySession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ws := newWS(t)
+	src := tapeTree(t, ws)
+	session := func(extra int) func(*mcp.ClientSession) transcript {
+		return func(cs *mcp.ClientSession) transcript { return readOnlySession(t, ctx, cs, extra) }
+	}
+	live := recordStdio(t, ctx, ws, "first", session(0))
+	recordStdio(t, ctx, ws, "second", session(0))
+	if r := tychora(t, ws, "tape", "diff", "first", "second"); r.code != 0 || !strings.HasPrefix(r.stdout, "same:") {
+		t.Fatalf("diff of two recordings of one session: %+v", r)
+	}
+	if r := tychora(t, ws, "tape", "diff", "--strict", "first", "second"); r.code != 1 {
+		t.Fatalf("--strict sees no run ids: %+v", r)
+	}
+
+	// The owner is gone (the stdio owner exits with its session); the
+	// index is moved away.
+	if _, err := tyruntime.ReadEndpoint(workspace.NewLayout(ws)); err == nil {
+		t.Fatal("an owner still runs")
+	}
+	l := workspace.NewLayout(ws)
+	moved := filepath.Join(t.TempDir(), "index.db")
+	if err := os.Rename(l.DB, moved); err != nil {
+		t.Fatal(err)
+	}
+	replayed := play(t, ctx, ws, "first", session(0))
+	sameTranscript(t, "replay", replayed, live)
+	if _, err := os.Stat(l.DB); err == nil {
+		t.Fatal("tape play created an index")
+	}
+	// A call the tape does not hold is a tool error naming the drift.
+	cs := connect(t, ctx, exec.Command(binary, "--workspace", ws, "tape", "play", "first"), nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"request": map[string]any{"question": "never asked"}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "tape drift") {
+		t.Fatalf("an unrecorded call: %+v %v", res, err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	cs.Close()
+	if err := os.Rename(moved, l.DB); err != nil {
+		t.Fatal(err)
+	}
+
+	// A file changes and is synced: the first search drifts in output.
+	f, err := os.OpenFile(filepath.Join(src, "server.go"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n// ParseHTTPRequest trims the request line of a parse http request.\nfunc Trim() {}\n")
+	f.Close()
+	sources := tychora(t, ws, "sources", "--json")
+	var list struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if json.Unmarshal([]byte(sources.stdout), &list) != nil || len(list.Items) != 1 {
+		t.Fatalf("sources: %+v", sources)
+	}
+	if r := tychora(t, ws, "sync", list.Items[0].ID); r.code != 0 {
+		t.Fatalf("sync: %+v", r)
+	}
+	recordStdio(t, ctx, ws, "changed", session(0))
+	r := tychora(t, ws, "tape", "diff", "first", "changed")
+	if r.code != 1 || !strings.Contains(r.stdout, `call 4 (tools/call search {"request":{"question":"parse http request"}})`) {
+		t.Fatalf("diff after a change: %+v", r)
+	}
+	recordStdio(t, ctx, ws, "longer", session(1))
+	if r := tychora(t, ws, "tape", "diff", "changed", "longer"); r.code != 2 || !strings.Contains(r.stdout, "structural drift") {
+		t.Fatalf("diff with one more call: %+v", r)
+	}
+	if r := tychora(t, ws, "tape", "ls"); r.code != 0 || strings.Count(r.stdout, "tychora serve --stdio") != 4 {
+		t.Fatalf("tape ls: %+v", r)
+	}
+	if r := tychora(t, ws, "tape", "report", "first"); r.code != 0 || !strings.Contains(r.stdout, "tools/call search") {
+		t.Fatalf("tape report: %+v", r)
+	}
+	noSecrets(t, ws)
+}
