@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,16 @@ import (
 // connect starts cmd under the go-sdk client.
 func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectVersion(t, ctx, cmd, opts, "")
+}
+
+// connectVersion is connect asking for protocol version (the newest
+// when "").
+func connectVersion(t *testing.T, ctx context.Context, cmd *exec.Cmd, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "tape-test", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,4 +273,219 @@ func TestTapeReadOnlySession(t *testing.T) {
 		t.Fatalf("tape report: %+v", r)
 	}
 	noSecrets(t, ws)
+}
+
+// addSession adds dir as a source, waits (outside the session, when wait
+// is set) for its job to finish, and gets the job.
+func addSession(t *testing.T, ctx context.Context, cs *mcp.ClientSession, dir string, wait func(jobID string)) transcript {
+	t.Helper()
+	var tr transcript
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_sources", Arguments: map[string]any{"action": "add", "source": map[string]any{"path": dir}}})
+	tr.add(t, "add_sources", res, err)
+	if err != nil || res.IsError {
+		t.Fatalf("add_sources: %+v %v", res, err)
+	}
+	var added struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if json.Unmarshal(b, &added) != nil || added.Job.ID == "" {
+		t.Fatalf("add_sources gave no job: %s", b)
+	}
+	if wait != nil {
+		wait(added.Job.ID)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "manage_job", Arguments: map[string]any{"action": "get", "job_id": added.Job.ID}})
+	tr.add(t, "manage_job", res, err)
+	if err != nil || res.IsError {
+		t.Fatalf("manage_job get: %+v %v", res, err)
+	}
+	return tr
+}
+
+// TestTapeAddSources: sessions that add a source on two fresh
+// workspaces record, replay, and diff as identical once job ids and
+// times are normalized.
+func TestTapeAddSources(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "src")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n\nThe quokka parses tapes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lives []transcript
+	for _, name := range []string{"one", "two"} {
+		ws := filepath.Join(root, "ws-"+name)
+		if r := tychora(t, ws, "init", "--ingest-root", root); r.code != 0 {
+			t.Fatalf("init: %+v", r)
+		}
+		wait := func(jobID string) {
+			waitFor(t, "the add job", time.Minute, func() bool {
+				r := tychora(t, ws, "jobs", "list", "--json")
+				return r.code == 0 && strings.Contains(r.stdout, `"state":"succeeded"`)
+			})
+		}
+		lives = append(lives, recordStdio(t, ctx, ws, "add", func(cs *mcp.ClientSession) transcript { return addSession(t, ctx, cs, dir, wait) }))
+		noSecrets(t, ws)
+	}
+	one, two := filepath.Join(root, "ws-one", tape.DirName, "add"), filepath.Join(root, "ws-two", tape.DirName, "add")
+	if r := tychora(t, filepath.Join(root, "ws-one"), "tape", "diff", one, two); r.code != 0 {
+		t.Fatalf("diff of two fresh workspaces: %+v", r)
+	}
+	if lives[0][0] == lives[1][0] {
+		t.Fatal("the two workspaces gave the same job id: nothing was normalized")
+	}
+	if err := os.RemoveAll(filepath.Join(root, "ws-two")); err != nil {
+		t.Fatal(err)
+	}
+	replayed := play(t, ctx, root, one, func(cs *mcp.ClientSession) transcript { return addSession(t, ctx, cs, dir, nil) })
+	sameTranscript(t, "replay", replayed, lives[0])
+}
+
+// buildTapeServer builds testdata/tapeserver, a small stdio MCP server.
+func buildTapeServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tapeserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/tapeserver").CombinedOutput(); err != nil {
+		t.Fatalf("build tapeserver: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestTapeRecProxy: tape rec in front of another stdio MCP server records
+// a session the client cannot tell from a direct one, and tape play
+// replays it; a session in which the server asked the client to sample
+// cannot be played.
+func TestTapeRecProxy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	server := buildTapeServer(t)
+	ws := filepath.Join(t.TempDir(), "ws")
+	// Parallel calls: each is answered with its own count, so a replay
+	// must match each by its arguments.
+	session := func(cs *mcp.ClientSession) transcript {
+		texts := []string{"alpha", "beta", "gamma", "alpha"}
+		got := make([]string, len(texts))
+		done := make(chan error, len(texts))
+		for i, text := range texts {
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+				if err == nil {
+					got[i] = res.Content[0].(*mcp.TextContent).Text
+				}
+				done <- err
+			}()
+		}
+		for range texts {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		return got
+	}
+	// Protocol 2025-06-18 has an initialize handshake (later ones need none).
+	const version = "2025-06-18"
+	direct := connectVersion(t, ctx, exec.Command(server), nil, version)
+	want := session(direct)
+	direct.Close()
+	rec := connectVersion(t, ctx, exec.Command(binary, "--workspace", ws, "tape", "rec", "--name", "echo", "--", server), nil, version)
+	recorded := session(rec)
+	rec.Close()
+	if slices.Sorted(slices.Values(recorded))[0] != slices.Sorted(slices.Values(want))[0] || recorded[0] == "" {
+		t.Fatalf("through tape rec %v, directly %v", recorded, want)
+	}
+	// A newer client plays the tape: the handshake is matched leniently.
+	cs := connectVersion(t, ctx, exec.Command(binary, "--workspace", ws, "tape", "play", "echo"), nil, "2025-11-25")
+	sameTranscript(t, "replay", session(cs), recorded)
+	cs.Close()
+	tp, err := tape.Load(filepath.Join(ws, tape.DirName, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Meta.Server != server || tp.Meta.Counts.Requests < 5 || tp.Meta.Client != "tape-test 1" {
+		t.Fatalf("meta.json: %+v", tp.Meta)
+	}
+
+	// A server that asks the client to sample: recorded, never played.
+	opts := &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
+	}}
+	asks := connectVersion(t, ctx, exec.Command(binary, "--workspace", ws, "tape", "rec", "--name", "asks", "--", server), opts, "2025-11-25")
+	res, err := asks.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "sampled" {
+		t.Fatalf("ask through tape rec: %+v %v %s", res, err, res.Content[0].(*mcp.TextContent).Text)
+	}
+	asks.Close()
+	r := tychora(t, ws, "tape", "play", "asks")
+	if r.code != 1 || !strings.Contains(r.stderr, "sampling/createMessage") || !strings.Contains(r.stderr, "INVALID_ARGUMENT") {
+		t.Fatalf("play of a tape with server requests: %+v", r)
+	}
+	if r := tychora(t, ws, "tape", "rec", "--name", "echo", "--", server); r.code != 1 || !strings.Contains(r.stderr, "CONFLICT") {
+		t.Fatalf("a second tape of one name: %+v", r)
+	}
+	for _, args := range [][]string{{"tape", "rec", "--name", "../x", "--", server}, {"tape", "rec", "--name", "x"}, {"tape", "play"}} {
+		if r := tychora(t, ws, args...); r.code != 2 {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if r := tychora(t, ws, "tape", "diff", "echo"); r.code != 3 {
+		t.Errorf("diff with one tape: %+v", r)
+	}
+	if r := tychora(t, ws, "tape", "diff", "echo", "nope"); r.code != 3 || !strings.Contains(r.stderr, "NOT_FOUND") {
+		t.Errorf("diff with a missing tape: %+v", r)
+	}
+	noSecrets(t, ws)
+}
+
+// TestTapeSecrets: the owner's bearer token, an Authorization value and
+// what tape_redact names never reach a tape, even when a client sends
+// them as arguments.
+func TestTapeSecrets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ws := newWS(t)
+	l := workspace.NewLayout(ws)
+	s, err := workspace.LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.TapeRedact = []string{`quokka-[0-9]+`}
+	if err := workspace.SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+	var token string
+	recordStdio(t, ctx, ws, "secrets", func(cs *mcp.ClientSession) transcript {
+		waitFor(t, "endpoint.json", 20*time.Second, func() bool {
+			ep, err := tyruntime.ReadEndpoint(l)
+			token = ep.Token
+			return err == nil && token != ""
+		})
+		for _, q := range []string{token, "Bearer abc.def-123", `{"Authorization":"Basic dXNlcjpwYXNz"}`, "quokka-4711"} {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"request": map[string]any{"question": q}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+	noSecrets(t, ws, token, "abc.def-123", "dXNlcjpwYXNz", "quokka-4711")
+	b, err := os.ReadFile(filepath.Join(ws, tape.DirName, "secrets", tape.TraceFile))
+	if err != nil || strings.Count(string(b), tape.Redacted) < 4 {
+		t.Fatalf("the trace redacts too little: %v\n%.2000s", err, b)
+	}
+	if _, err := tape.Load(filepath.Join(ws, tape.DirName, "secrets")); err != nil {
+		t.Fatalf("a redacted tape does not load: %v", err)
+	}
+	s.TapeRedact = []string{`a*`}
+	if err := workspace.SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+	if r := tychora(t, ws, "tape", "rec", "--name", "bad", "--", "true"); r.code != 1 || !strings.Contains(r.stderr, "tape_redact[0] matches the empty string") {
+		t.Fatalf("a pattern matching nothing: %+v", r)
+	}
 }

@@ -198,15 +198,19 @@ func output(x *Exchange, strict bool) string {
 
 // Volatile values, replaced by Normalize wherever they appear in a string.
 var (
-	uuidPattern  = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	runPattern   = regexp.MustCompile(`run_[0-9]{39}`)
-	timePattern  = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?`)
-	volatileKeys = map[string]string{"cursor": "<cursor>", "next_cursor": "<cursor>", "run_id": "<run>", "job_id": "<job>"}
+	uuidPattern = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	runPattern  = regexp.MustCompile(`run_[0-9]{39}`)
+	// Sources, revisions and extractions get random ids, different in
+	// every workspace (evidence ids derive from their content and stay).
+	randomIDPattern = regexp.MustCompile(`\b(src|rev|ext)_[0-9a-f]{16}\b`)
+	timePattern     = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?`)
+	volatileKeys    = map[string]string{"cursor": "<cursor>", "next_cursor": "<cursor>", "run_id": "<run>", "job_id": "<job>"}
 )
 
 // Normalize rewrites the volatile values in raw, a JSON value, so that two
 // recordings of one session against one index compare equal: UUIDs (job,
-// token and workspace ids), run ids and timestamps inside any string;
+// token and workspace ids), run ids, the random ids of sources, revisions
+// and extractions, and timestamps inside any string;
 // members whose names end in _at (times) or _ms (durations), and cursors,
 // which embed ids, whatever their value. A string that holds a JSON object
 // or array (a text block with a tool's result) is normalized inside. Keys
@@ -265,6 +269,7 @@ func normalizeValue(v any, depth int) any {
 		}
 		t = uuidPattern.ReplaceAllString(t, "<uuid>")
 		t = runPattern.ReplaceAllString(t, "<run>")
+		t = randomIDPattern.ReplaceAllString(t, "<$1>")
 		return timePattern.ReplaceAllString(t, "<time>")
 	}
 	return v

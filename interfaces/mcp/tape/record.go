@@ -46,7 +46,9 @@ type redactor struct {
 var builtinRedactors = []redactor{
 	{regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+`), []byte("${1}" + Redacted)},
 	{regexp.MustCompile(regexp.QuoteMeta(workspace.TokenPrefix) + `[0-9a-fA-F]{16,}`), []byte(Redacted)},
-	{regexp.MustCompile(`(?i)("authorization"\s*:\s*")(?:[^"\\]|\\.)*(")`), []byte("${1}" + Redacted + "${2}")},
+	// "Authorization": "…" as a member, escaped inside a string, or as a
+	// header line: the value up to the closing quote or the line's end.
+	{regexp.MustCompile(`(?i)(authorization(?:\\?")?\s*[:=]\s*(?:\\?")?)[^"\\\r\n]+`), []byte("${1}" + Redacted)},
 }
 
 // CompileRedact compiles a redaction list (the tape_redact setting): an
