@@ -351,8 +351,8 @@ func (r *Recorder) Reader(in io.Reader, d Direction) io.ReadCloser {
 	return &teeReader{in: in, lines: lineSplitter{record: func(l []byte) { r.Record(d, l) }}}
 }
 
-// Writer returns a writer that writes to out and records each line
-// written as sent by d. Bytes go to out unchanged.
+// Writer returns a writer that records each line written as sent by d,
+// then writes it to out unchanged.
 func (r *Recorder) Writer(out io.Writer, d Direction) io.Writer {
 	return &teeWriter{out: out, lines: lineSplitter{record: func(l []byte) { r.Record(d, l) }}}
 }
@@ -387,9 +387,10 @@ type teeWriter struct {
 func (t *teeWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n, err := t.out.Write(p)
-	t.lines.feed(p[:n])
-	return n, err
+	// Recorded first: a client that has read an answer may send its next
+	// request at once, and the trace keeps the order the peers saw.
+	t.lines.feed(p)
+	return t.out.Write(p)
 }
 
 // lineSplitter cuts a byte stream into lines. A line over MaxLine is
