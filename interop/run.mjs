@@ -2,7 +2,9 @@
 // share code with, drives tychora over stdio and over Streamable HTTP. Every
 // structuredContent must validate against the tool's advertised
 // outputSchema (ajv, JSON Schema 2020-12); every failure must be the
-// {"error":{"code","message"}} envelope.
+// {"error":{"code","message"}} envelope. The stdio session is recorded as a
+// tape, and tape play must give the same client the same answers with the
+// owner gone and the index moved away.
 //
 // Usage: node run.mjs TYCHORA_BINARY
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
