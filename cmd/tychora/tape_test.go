@@ -360,7 +360,7 @@ func buildTapeServer(t *testing.T) string {
 
 // TestTapeRecProxy: tape rec in front of another stdio MCP server records
 // a session the client cannot tell from a direct one, and tape play
-// replays it; a session in which the server asked the client to sample
+// replays it; a session in which the server asked the client something
 // cannot be played.
 func TestTapeRecProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -412,18 +412,19 @@ func TestTapeRecProxy(t *testing.T) {
 		t.Fatalf("meta.json: %+v", tp.Meta)
 	}
 
-	// A server that asks the client to sample: recorded, never played.
-	opts := &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
+	// A server that asks the user through the client: recorded, never
+	// played.
+	opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept"}, nil
 	}}
 	asks := connectVersion(t, ctx, exec.Command(binary, "--workspace", ws, "tape", "rec", "--name", "asks", "--", server), opts, "2025-11-25")
 	res, err := asks.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"text": "hi"}})
-	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "sampled" {
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "accept" {
 		t.Fatalf("ask through tape rec: %+v %v %s", res, err, res.Content[0].(*mcp.TextContent).Text)
 	}
 	asks.Close()
 	r := tychora(t, ws, "tape", "play", "asks")
-	if r.code != 1 || !strings.Contains(r.stderr, "sampling/createMessage") || !strings.Contains(r.stderr, "INVALID_ARGUMENT") {
+	if r.code != 1 || !strings.Contains(r.stderr, "elicitation/create") || !strings.Contains(r.stderr, "INVALID_ARGUMENT") {
 		t.Fatalf("play of a tape with server requests: %+v", r)
 	}
 	if r := tychora(t, ws, "tape", "rec", "--name", "echo", "--", server); r.code != 1 || !strings.Contains(r.stderr, "CONFLICT") {
