@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,6 +225,16 @@ func (s *Settings) Validate(dir string) error {
 	return checkTapeRedact(s.TapeRedact)
 }
 
+// RegexpProblem is what is wrong with a pattern regexp.Compile refused,
+// without the pattern itself (which may spell out a secret).
+func RegexpProblem(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return "invalid pattern"
+}
+
 // maxTapeRedact is the most patterns tape_redact takes.
 const maxTapeRedact = 64
 
@@ -236,7 +247,7 @@ func checkTapeRedact(patterns []string) error {
 	for i, p := range patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return Errorf(CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %v", i, err)
+			return Errorf(CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %s", i, RegexpProblem(err))
 		}
 		if re.MatchString("") {
 			return Errorf(CodeInvalidArgument, "tape_redact[%d] matches the empty string", i)

@@ -60,7 +60,7 @@ func CompileRedact(patterns []string) ([]*regexp.Regexp, error) {
 	for i, p := range patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
-			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %v", i, err)
+			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %s", i, workspace.RegexpProblem(err))
 		}
 		if re.MatchString("") {
 			return nil, workspace.Errorf(workspace.CodeInvalidArgument, "tape_redact[%d] matches the empty string", i)
