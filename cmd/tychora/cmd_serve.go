@@ -19,7 +19,7 @@ func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "become the workspace owner and serve the HTTP API and MCP on loopback",
-		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT] [--stdio [--grant G] [--collection C]... [--record NAME]]",
+		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT] [--record-http | --stdio [--grant G] [--collection C]... [--record NAME]]",
 		Description: "Takes the workspace lock, opens the index, listens on 127.0.0.1 (or ::1) and\n" +
 			"publishes .runtime/endpoint.json (mode 0600) with the URL and a bearer token\n" +
 			"that is new at every start. A missing workspace is created with default\n" +
@@ -38,6 +38,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "grant", Usage: "with --stdio: read, write or manage (default manage)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "with --stdio: limit the client to this collection (repeatable)"},
 			&cli.StringFlag{Name: "record", Usage: "with --stdio: record the session as the tape NAME (docs/tapes.md)"},
+			&cli.BoolFlag{Name: "record-http", Usage: "without --stdio: record each MCP session over HTTP as a tape of its own"},
 			// For bench/load.sh: a CPU profile of the whole serve, written
 			// at exit.
 			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file"},
@@ -55,7 +56,10 @@ func serveCommand(e *env) *cli.Command {
 				return usageError("--grant and --collection go with --stdio")
 			}
 			if !c.Bool("stdio") && c.IsSet("record") {
-				return usageError("--record goes with --stdio")
+				return usageError("--record goes with --stdio (--record-http records the HTTP sessions)")
+			}
+			if c.Bool("stdio") && c.Bool("record-http") {
+				return usageError("--record-http goes without --stdio (--record records the stdio session)")
 			}
 			var principal workspace.Principal
 			if c.Bool("stdio") {
@@ -87,12 +91,16 @@ func serveCommand(e *env) *cli.Command {
 					Out:       e.stdout,
 				})
 			}
-			own, err := tyruntime.Start(ctx, tyruntime.Options{
-				Dir:    dir,
-				Create: true,
-				Listen: c.String("listen"),
-				Logger: log,
-			})
+			o := tyruntime.Options{Dir: dir, Create: true, Listen: c.String("listen"), Logger: log}
+			if c.Bool("record-http") {
+				rec, err := httpRecorder(dir, log)
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				o.WrapMCP = rec.Wrap
+			}
+			own, err := tyruntime.Start(ctx, o)
 			if err != nil {
 				return err
 			}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -80,18 +82,39 @@ func tapeRecCommand(e *env) *cli.Command {
 	}
 }
 
+// httpRecorder records the owner's MCP sessions over HTTP under the
+// workspace dir, with its tape_redact patterns when it has settings.
+func httpRecorder(dir string, log *slog.Logger) (*tape.HTTPRecorder, error) {
+	redact, err := redactPatterns(dir)
+	if err != nil {
+		return nil, err
+	}
+	return tape.NewHTTPRecorder(filepath.Join(dir, tape.DirName), tape.Options{
+		Server: "tychora serve (Streamable HTTP)", TychoraVersion: tyruntime.Version, Redact: redact,
+	}, log)
+}
+
+// redactPatterns is the tape_redact setting of the workspace dir (none
+// when it has no settings yet).
+func redactPatterns(dir string) ([]string, error) {
+	s, err := workspace.LoadSettings(workspace.NewLayout(dir))
+	switch {
+	case err == nil:
+		return s.TapeRedact, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	}
+	return nil, err
+}
+
 // startRecording creates the tape name in the workspace dir, with the
 // workspace's tape_redact patterns when it has settings.
 func startRecording(dir, name, server string) (*tape.Recorder, error) {
 	if err := tape.CheckName(name); err != nil {
 		return nil, withExit(exitUsage, err)
 	}
-	var redact []string
-	s, err := workspace.LoadSettings(workspace.NewLayout(dir))
-	switch {
-	case err == nil:
-		redact = s.TapeRedact
-	case !errors.Is(err, fs.ErrNotExist):
+	redact, err := redactPatterns(dir)
+	if err != nil {
 		return nil, err
 	}
 	return tape.Create(filepath.Join(dir, tape.DirName, name), tape.Options{
@@ -207,8 +230,36 @@ func printDiff(e *env, a, b string, d tape.DiffResult, context int) {
 		}
 	}
 	if d.Outcome == tape.OutputDrift {
-		fmt.Fprintf(e.stdout, "%s: %s\n%s: %s\n", a, clipLine(d.AOut, 600), b, clipLine(d.BOut, 600))
+		from := firstDifference(d.AOut, d.BOut)
+		fmt.Fprintf(e.stdout, "first difference at byte %d of the normalized answers:\n%s: %s\n%s: %s\n", from, a, window(d.AOut, from), b, window(d.BOut, from))
 	}
+}
+
+func firstDifference(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// window is the part of s around byte at: 200 bytes before, 400 after.
+func window(s string, at int) string {
+	from := max(0, at-200)
+	for from > 0 && from < len(s) && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	from = min(from, len(s))
+	out := workspace.Clip(s[from:], 600)
+	if from+len(out) < len(s) {
+		out += "..."
+	}
+	if from > 0 {
+		out = "..." + out
+	}
+	return out
 }
 
 func describeCall(x *tape.Exchange) string {
@@ -216,13 +267,6 @@ func describeCall(x *tape.Exchange) string {
 		return x.Method + " " + x.Tool
 	}
 	return x.Method
-}
-
-func clipLine(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return workspace.Clip(s, n) + " ..."
 }
 
 func tapeLsCommand(e *env) *cli.Command {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -501,5 +504,64 @@ func TestTapeSecrets(t *testing.T) {
 	}
 	if r := tychora(t, ws, "tape", "rec", "--name", "bad", "--", "true"); r.code != 1 || !strings.Contains(r.stderr, "tape_redact[0] matches the empty string") {
 		t.Fatalf("a pattern matching nothing: %+v", r)
+	}
+}
+
+// TestTapeRecordHTTP: serve --record-http writes one tape per MCP session
+// over HTTP, without the bearer token, and the tape replays over stdio.
+func TestTapeRecordHTTP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ws := newWS(t)
+	tapeTree(t, ws)
+	cmd := exec.Command(binary, "--workspace", ws, "serve", "--record-http")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	l := workspace.NewLayout(ws)
+	var ep tyruntime.Endpoint
+	waitFor(t, "endpoint.json", 20*time.Second, func() bool {
+		var err error
+		ep, err = tyruntime.ReadEndpoint(l)
+		return err == nil && ep.State == tyruntime.StateRunning
+	})
+	hc := &http.Client{Transport: bearerRT{ep.Token, &http.Transport{Proxy: nil}}}
+	var lives []transcript
+	for _, version := range []string{"2025-11-25", "2025-11-25"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.MCPURL, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lives = append(lives, readOnlySession(t, ctx, cs, 0))
+		if err := cs.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	entries, err := tape.List(ws)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("tapes %+v %v", entries, err)
+	}
+	noSecrets(t, ws, ep.Token)
+	for i, en := range entries {
+		if !strings.HasPrefix(en.Name, "http-") || en.Meta.EndedAt.IsZero() {
+			t.Fatalf("tape %+v", en)
+		}
+		replayed := play(t, ctx, ws, en.Name, func(cs *mcp.ClientSession) transcript { return readOnlySession(t, ctx, cs, 0) })
+		sameTranscript(t, en.Name, replayed, lives[i])
+	}
+	if r := tychora(t, ws, "tape", "diff", entries[0].Name, entries[1].Name); r.code != 0 {
+		t.Fatalf("two HTTP sessions of one script: %+v", r)
+	}
+	if r := tychora(t, ws, "serve", "--stdio", "--record-http"); r.code != 2 {
+		t.Fatalf("--record-http with --stdio: %+v", r)
 	}
 }
