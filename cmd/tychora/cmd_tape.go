@@ -252,12 +252,9 @@ func window(s string, at int) string {
 		from--
 	}
 	from = min(from, len(s))
-	out := workspace.Clip(s[from:], 600)
-	if from+len(out) < len(s) {
-		out += "..."
-	}
+	out := workspace.Clip(s[from:], 600) // marks a cut with "…"
 	if from > 0 {
-		out = "..." + out
+		out = "…" + out
 	}
 	return out
 }
