@@ -31,7 +31,10 @@ func serveCommand(e *env) *cli.Command {
 			"none runs (and then also listens on loopback for siblings); otherwise it\n" +
 			"bridges to the running owner without opening storage, and takes over if that\n" +
 			"owner exits. --grant and --collection limit what the stdio client may do\n" +
-			"(default: manage on every collection).",
+			"(default: manage on every collection).\n\n" +
+			"--record NAME writes the stdio session to the tape NAME under WORKSPACE/tapes;\n" +
+			"--record-http writes each MCP session over HTTP to a tape of its own (see\n" +
+			"tychora tape --help and docs/tapes.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "address to listen on, overriding the listen setting (127.0.0.1:PORT or [::1]:PORT; port 0 picks one)"},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve MCP on stdin/stdout"},
