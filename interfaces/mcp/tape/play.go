@@ -101,6 +101,8 @@ func (p *Player) Drifts() int {
 func (p *Player) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
+	stop := make(chan struct{}) // Serve returned: the reader stops at its next line
+	defer close(stop)
 	go func() {
 		br := bufio.NewReaderSize(in, 64<<10)
 		for {
@@ -108,7 +110,7 @@ func (p *Player) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			if len(bytes.TrimSpace(line)) > 0 {
 				select {
 				case lines <- bytes.Clone(line):
-				case <-ctx.Done():
+				case <-stop:
 					return
 				}
 			}
