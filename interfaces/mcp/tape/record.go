@@ -75,8 +75,8 @@ func CompileRedact(patterns []string) ([]*regexp.Regexp, error) {
 // meta.json. It is safe for concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
-	dir     string
-	trace   *os.File
+	dir     string // "" writes no meta.json
+	trace   io.WriteCloser
 	now     func() time.Time
 	start   time.Time
 	meta    Meta
@@ -98,13 +98,8 @@ type pendingRequest struct {
 // does). Its parent is created with mode 0700, and the tape's files with
 // mode 0600.
 func Create(dir string, o Options) (*Recorder, error) {
-	res, err := CompileRedact(o.Redact)
-	if err != nil {
+	if _, err := CompileRedact(o.Redact); err != nil {
 		return nil, err
-	}
-	now := o.Now
-	if now == nil {
-		now = time.Now
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("create tape: %w", err)
@@ -119,8 +114,31 @@ func Create(dir string, o Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create tape: %w", err)
 	}
+	r, err := newRecorder(f, o)
+	if err == nil {
+		r.dir = dir
+		err = r.writeMeta()
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRecorder is a Recorder writing its trace to trace and no meta.json
+// (Create sets dir for that).
+func newRecorder(trace io.WriteCloser, o Options) (*Recorder, error) {
+	res, err := CompileRedact(o.Redact)
+	if err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	r := &Recorder{
-		dir: dir, trace: f, now: now, start: now(),
+		trace: trace, now: now, start: now(),
 		redact:  append([]redactor(nil), builtinRedactors...),
 		pending: map[string]pendingRequest{},
 	}
@@ -128,10 +146,6 @@ func Create(dir string, o Options) (*Recorder, error) {
 		r.redact = append(r.redact, redactor{re, []byte(Redacted)})
 	}
 	r.meta = Meta{Version: FormatVersion, Name: o.Name, Server: o.Server, TychoraVersion: o.TychoraVersion, StartedAt: r.start.UTC()}
-	if err := r.writeMeta(); err != nil {
-		f.Close()
-		return nil, err
-	}
 	return r, nil
 }
 
@@ -139,6 +153,9 @@ func Create(dir string, o Options) (*Recorder, error) {
 func (r *Recorder) Dir() string { return r.dir }
 
 func (r *Recorder) writeMeta() error {
+	if r.dir == "" {
+		return nil
+	}
 	b, err := json.MarshalIndent(r.meta, "", "  ")
 	if err != nil {
 		return err
@@ -204,6 +221,12 @@ func (r *Recorder) event(d Direction, raw []byte, at time.Time, batch int) Event
 	e := Event{Seq: r.seq, AtMS: millis(at.Sub(r.start)), Dir: d, Batch: batch}
 	r.meta.Counts.Messages++
 	msg, err := jsonrpc.DecodeMessage(raw)
+	if err == nil && !json.Valid(raw) {
+		err = errors.New("text after the message") // DecodeMessage reads one value and stops
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "" {
+		err = errors.New("an empty method") // no MCP method; the trace names every method
+	}
 	if err != nil {
 		e.Kind = KindInvalid
 		e.Payload, _ = marshalCompact(string(raw))
@@ -211,10 +234,8 @@ func (r *Recorder) event(d Direction, raw []byte, at time.Time, batch int) Event
 		return e
 	}
 	var compact bytes.Buffer
-	if json.Compact(&compact, raw) == nil {
-		raw = compact.Bytes()
-	}
-	e.Payload = raw
+	_ = json.Compact(&compact, raw) // valid, checked above
+	e.Payload = compact.Bytes()
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		e.Method = m.Method
