@@ -51,8 +51,11 @@ func tapeRecCommand(e *env) *cli.Command {
 		Description: "Starts COMMAND and passes every line between this process's stdin/stdout\n" +
 			"and COMMAND's unchanged, writing each to the tape NAME. COMMAND's stderr is\n" +
 			"this process's. Exits with COMMAND's exit status when it ends.",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "the tape's name (letters, digits, '.', '_', '-')", Required: true}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "name", Usage: "the tape's name (letters, digits, '.', '_', '-'); required"}},
 		Action: func(c *cli.Context) error {
+			if c.String("name") == "" {
+				return usageError("tape rec needs --name NAME%s", seeHelp(c))
+			}
 			if c.NArg() == 0 {
 				return usageError("tape rec takes the server's command after --%s", seeHelp(c))
 			}

@@ -446,7 +446,7 @@ func TestTapeRecProxy(t *testing.T) {
 	if r := tychora(t, ws, "tape", "rec", "--name", "echo", "--", server); r.code != 1 || !strings.Contains(r.stderr, "CONFLICT") {
 		t.Fatalf("a second tape of one name: %+v", r)
 	}
-	for _, args := range [][]string{{"tape", "rec", "--name", "../x", "--", server}, {"tape", "rec", "--name", "x"}, {"tape", "play"}} {
+	for _, args := range [][]string{{"tape", "rec", "--name", "../x", "--", server}, {"tape", "rec", "--name", "x"}, {"tape", "rec", "--", server}, {"tape", "play"}} {
 		if r := tychora(t, ws, args...); r.code != 2 {
 			t.Errorf("%v: %+v", args, r)
 		}
