@@ -223,6 +223,20 @@ func TestTapeReadOnlySession(t *testing.T) {
 	}
 	replayed := play(t, ctx, ws, "first", session(0))
 	sameTranscript(t, "replay", replayed, live)
+	// Byte for byte: each recorded request gets the recorded response.
+	first, err := tape.Load(filepath.Join(ws, tape.DirName, "first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	player, err := tape.NewPlayer(first, tape.PlayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range first.Exchanges() {
+		if got := player.Answer(x.Request.Payload); string(got) != string(x.Response.Payload) {
+			t.Fatalf("%s %s: the replayed bytes differ from the recorded ones", x.Method, x.Tool)
+		}
+	}
 	if _, err := os.Stat(l.DB); err == nil {
 		t.Fatal("tape play created an index")
 	}

@@ -113,6 +113,17 @@ func TestRecordPlay(t *testing.T) {
 					t.Fatalf("a response without its request: %+v", e)
 				}
 			}
+			// Each recorded request, sent again as it was, gets the
+			// recorded response byte for byte.
+			exact, err := NewPlayer(tp, PlayOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range tp.Exchanges() {
+				if got := exact.Answer(x.Request.Payload); string(got) != string(x.Response.Payload) {
+					t.Fatalf("%s: answered\n%s\nrecorded\n%s", x.Method, got, x.Response.Payload)
+				}
+			}
 			p, err := NewPlayer(tp, PlayOptions{})
 			if err != nil {
 				t.Fatal(err)
