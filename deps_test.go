@@ -20,6 +20,7 @@ var layer = map[string]int{
 	"interfaces/servicetest": 5, // the shared behaviour suite, for tests
 	"interfaces/http":        5,
 	"interfaces/mcp":         5,
+	"interfaces/mcp/tape":    5,
 	"runtime":                6,
 	"cmd/tychora":            7,
 }

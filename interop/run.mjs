@@ -2,14 +2,16 @@
 // share code with, drives tychora over stdio and over Streamable HTTP. Every
 // structuredContent must validate against the tool's advertised
 // outputSchema (ajv, JSON Schema 2020-12); every failure must be the
-// {"error":{"code","message"}} envelope.
+// {"error":{"code","message"}} envelope. The stdio session is recorded as a
+// tape, and tape play must give the same client the same answers with the
+// owner gone and the index moved away.
 //
 // Usage: node run.mjs TYCHORA_BINARY
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import Ajv2020 from "ajv/dist/2020.js";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -53,8 +55,11 @@ function envelope(res) {
   }
 }
 
-async function exercise(label, client) {
+// exercise runs the session; every answer goes to seen, when given, as
+// JSON, so that two runs can be compared.
+async function exercise(label, client, seen = []) {
   const { tools } = await client.listTools();
+  seen.push(JSON.stringify(tools));
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
   const want = ["discover", "search", "inspect", "add_sources", "manage_job"];
   check(`${label}: tools/list has the five tools`, want.every((n) => byName[n]), tools.map((t) => t.name).join(","));
@@ -71,6 +76,7 @@ async function exercise(label, client) {
 
   async function call(name, args, expectOk = true) {
     const res = await client.callTool({ name, arguments: args });
+    seen.push(JSON.stringify(res));
     if (res.isError) {
       const err = envelope(res);
       check(`${label}: ${name} error is the envelope`, err && typeof err.code === "string" && typeof err.message === "string" && res.structuredContent === undefined, JSON.stringify(res));
@@ -120,10 +126,12 @@ async function exercise(label, client) {
   check(`${label}: an unknown evidence id fails`, notFound);
 }
 
-// stdio: the client starts tychora, which becomes the owner.
+// stdio: the client starts tychora, which becomes the owner, and records
+// the session as the tape "interop".
 const stdio = new Client({ name: "tychora-interop", version: "1.0.0" });
-await stdio.connect(new StdioClientTransport({ command: bin, args: ["--workspace", ws, "serve", "--stdio"], stderr: "inherit" }));
-await exercise("stdio", stdio);
+await stdio.connect(new StdioClientTransport({ command: bin, args: ["--workspace", ws, "serve", "--stdio", "--record", "interop"], stderr: "inherit" }));
+const live = [];
+await exercise("stdio", stdio, live);
 
 // HTTP: the same owner, reached with the token from endpoint.json.
 const epPath = join(ws, ".runtime", "endpoint.json");
@@ -134,6 +142,22 @@ await http.connect(new StreamableHTTPClientTransport(new URL(ep.mcp_url), { requ
 await exercise("http", http);
 await http.close();
 await stdio.close();
+
+// tape play: the same session replayed from the tape alone, with the owner
+// gone and the index moved away, gives the same answers.
+const indexPath = join(ws, "index.db");
+for (let i = 0; i < 200 && existsSync(epPath); i++) await new Promise((r) => setTimeout(r, 50));
+check("the stdio owner is gone", !existsSync(epPath));
+renameSync(indexPath, indexPath + ".away");
+const tape = new Client({ name: "tychora-interop-tape", version: "1.0.0" });
+await tape.connect(new StdioClientTransport({ command: bin, args: ["--workspace", ws, "tape", "play", "interop"], stderr: "inherit" }));
+const replayed = [];
+await exercise("tape", tape, replayed);
+await tape.close();
+check("tape: the replay gives the recorded answers", replayed.length === live.length && replayed.every((r, i) => r === live[i]),
+  `${replayed.length} answers, ${live.length} recorded; first difference at ${replayed.findIndex((r, i) => r !== live[i])}`);
+check("tape: play opened no index", !existsSync(indexPath));
+renameSync(indexPath + ".away", indexPath);
 
 console.log(`\ninterop: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -72,6 +72,10 @@ type Options struct {
 	// resume the queued and interrupted jobs only to abort them a moment
 	// later when the command ends.
 	NoJobs bool
+	// WrapMCP, when set, wraps the Streamable HTTP MCP handler (behind
+	// the token and Host checks): serve --record-http records sessions
+	// with it.
+	WrapMCP func(http.Handler) http.Handler
 }
 
 // Owner is the single process that holds a workspace: the lock, the
@@ -263,13 +267,17 @@ func (own *Owner) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("openapi: %w", err)
 	}
+	var mcpHandler http.Handler = own.mcp
+	if own.opts.WrapMCP != nil {
+		mcpHandler = own.opts.WrapMCP(own.mcp)
+	}
 	handler := httpapi.NewHandler(own.svc, httpapi.Options{
 		OpenAPI:         doc,
 		Validate:        mcpapi.ValidateArguments,
 		Authority:       authority,
 		Auth:            own.tokens,
 		MaxRequestBytes: s.MaxRequestBytes,
-		MCP:             own.mcp,
+		MCP:             mcpHandler,
 		Logger:          own.log,
 	})
 	own.srv = &http.Server{

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,11 @@ type Settings struct {
 	// (nil) means the built-in list, DefaultExcludes(); a list replaces
 	// it, and [] leaves out nothing but .git, which is always in the list.
 	DefaultExcludes []string `json:"default_excludes,omitempty"`
+	// TapeRedact lists regular expressions (RE2) whose matches a tape
+	// writes as [REDACTED], on top of the secrets it always redacts
+	// (docs/tapes.md). discover settings does not list it: a pattern may
+	// spell out the secret it hides.
+	TapeRedact []string `json:"tape_redact,omitempty"`
 
 	impliedRoot bool // ingest_roots was absent and defaulted
 }
@@ -213,7 +219,41 @@ func (s *Settings) Validate(dir string) error {
 	if err := CheckListen(s.Listen); err != nil {
 		return err
 	}
-	return checkDefaultExcludes(s.DefaultExcludes)
+	if err := checkDefaultExcludes(s.DefaultExcludes); err != nil {
+		return err
+	}
+	return checkTapeRedact(s.TapeRedact)
+}
+
+// RegexpProblem is what is wrong with a pattern regexp.Compile refused,
+// without the pattern itself (which may spell out a secret).
+func RegexpProblem(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return "invalid pattern"
+}
+
+// maxTapeRedact is the most patterns tape_redact takes.
+const maxTapeRedact = 64
+
+// checkTapeRedact accepts RE2 regular expressions that cannot match the
+// empty string, at most 64.
+func checkTapeRedact(patterns []string) error {
+	if len(patterns) > maxTapeRedact {
+		return Errorf(CodeInvalidArgument, "tape_redact lists %d patterns, at most %d", len(patterns), maxTapeRedact)
+	}
+	for i, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return Errorf(CodeInvalidArgument, "tape_redact[%d] is not a regular expression (RE2): %s", i, RegexpProblem(err))
+		}
+		if re.MatchString("") {
+			return Errorf(CodeInvalidArgument, "tape_redact[%d] matches the empty string", i)
+		}
+	}
+	return nil
 }
 
 // checkDefaultExcludes accepts directory names, each matched exactly

@@ -345,6 +345,7 @@ func TestSettingsKeysCoverFields(t *testing.T) {
 	}
 	s := DefaultSettings(dir)
 	s.DefaultExcludes = []string{".git", "node_modules"} // written only when it is not the built-in list
+	s.TapeRedact = []string{`secret-[0-9]+`}             // written only when set
 	if err := SaveSettings(l, s); err != nil {
 		t.Fatal(err)
 	}
@@ -536,6 +537,37 @@ func TestFindDir(t *testing.T) {
 	for _, tc := range cases {
 		if got := findDir(tc.flag, tc.env, tc.cwd, tc.owned); got != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTapeRedactSetting: tape_redact takes RE2 patterns that cannot match
+// the empty string, and its refusals never quote a pattern.
+func TestTapeRedactSetting(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".tychora")
+	l := NewLayout(dir)
+	if err := l.EnsureDirs(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"tape_redact":["sk-[A-Za-z0-9]{20,}","hunter2"]}`, true},
+		{`{"tape_redact":["(unclosed-secret"]}`, false},
+		{`{"tape_redact":["x*"]}`, false},
+		{`{"tape_redact":"sk-"}`, false},
+	} {
+		if err := os.WriteFile(l.Settings, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadSettings(l)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.body, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "unclosed-secret") {
+			t.Errorf("%s: the refusal quotes the pattern: %v", c.body, err)
 		}
 	}
 }

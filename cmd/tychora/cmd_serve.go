@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tychora/tychora/interfaces/mcp/tape"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
 )
@@ -18,7 +19,7 @@ func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "become the workspace owner and serve the HTTP API and MCP on loopback",
-		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT] [--stdio [--grant G] [--collection C]...]",
+		UsageText: "tychora [--workspace W] serve [--listen 127.0.0.1:PORT] [--record-http | --stdio [--grant G] [--collection C]... [--record NAME]]",
 		Description: "Takes the workspace lock, opens the index, listens on 127.0.0.1 (or ::1) and\n" +
 			"publishes .runtime/endpoint.json (mode 0600) with the URL and a bearer token\n" +
 			"that is new at every start. A missing workspace is created with default\n" +
@@ -30,12 +31,17 @@ func serveCommand(e *env) *cli.Command {
 			"none runs (and then also listens on loopback for siblings); otherwise it\n" +
 			"bridges to the running owner without opening storage, and takes over if that\n" +
 			"owner exits. --grant and --collection limit what the stdio client may do\n" +
-			"(default: manage on every collection).",
+			"(default: manage on every collection).\n\n" +
+			"--record NAME writes the stdio session to the tape NAME under WORKSPACE/tapes;\n" +
+			"--record-http writes each MCP session over HTTP to a tape of its own (see\n" +
+			"tychora tape --help and docs/tapes.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "address to listen on, overriding the listen setting (127.0.0.1:PORT or [::1]:PORT; port 0: the last owner's port while it is free, else any)"},
 			&cli.BoolFlag{Name: "stdio", Usage: "serve MCP on stdin/stdout"},
 			&cli.StringFlag{Name: "grant", Usage: "with --stdio: read, write or manage (default manage)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "with --stdio: limit the client to this collection (repeatable)"},
+			&cli.StringFlag{Name: "record", Usage: "with --stdio: record the session as the tape NAME (docs/tapes.md)"},
+			&cli.BoolFlag{Name: "record-http", Usage: "without --stdio: record each MCP session over HTTP as a tape of its own"},
 			// For bench/load.sh: a CPU profile of the whole serve, written
 			// at exit.
 			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file"},
@@ -51,6 +57,12 @@ func serveCommand(e *env) *cli.Command {
 			}
 			if !c.Bool("stdio") && (c.IsSet("grant") || c.IsSet("collection")) {
 				return usageError("--grant and --collection go with --stdio")
+			}
+			if !c.Bool("stdio") && c.IsSet("record") {
+				return usageError("--record goes with --stdio (--record-http records the HTTP sessions)")
+			}
+			if c.Bool("stdio") && c.Bool("record-http") {
+				return usageError("--record-http goes without --stdio (--record records the stdio session)")
 			}
 			var principal workspace.Principal
 			if c.Bool("stdio") {
@@ -75,19 +87,23 @@ func serveCommand(e *env) *cli.Command {
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			if c.Bool("stdio") {
-				return tyruntime.ServeStdio(ctx, tyruntime.StdioOptions{
+				return serveStdio(ctx, c, e, tyruntime.StdioOptions{
 					Options:   tyruntime.Options{Dir: dir, Listen: c.String("listen"), Logger: log},
 					Principal: principal,
 					In:        e.stdin,
 					Out:       e.stdout,
 				})
 			}
-			own, err := tyruntime.Start(ctx, tyruntime.Options{
-				Dir:    dir,
-				Create: true,
-				Listen: c.String("listen"),
-				Logger: log,
-			})
+			o := tyruntime.Options{Dir: dir, Create: true, Listen: c.String("listen"), Logger: log}
+			if c.Bool("record-http") {
+				rec, err := httpRecorder(dir, log)
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				o.WrapMCP = rec.Wrap
+			}
+			own, err := tyruntime.Start(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -108,6 +124,25 @@ func serveCommand(e *env) *cli.Command {
 			return serveErr
 		},
 	}
+}
+
+// serveStdio serves MCP on stdio; with --record, through a recorder that
+// writes every line of the session to a tape.
+func serveStdio(ctx context.Context, c *cli.Context, e *env, o tyruntime.StdioOptions) error {
+	name := c.String("record")
+	if name == "" {
+		return tyruntime.ServeStdio(ctx, o)
+	}
+	rec, err := startRecording(o.Dir, name, "tychora serve --stdio")
+	if err != nil {
+		return err
+	}
+	o.In, o.Out = rec.Reader(o.In, tape.FromClient), rec.Writer(o.Out, tape.FromServer)
+	serveErr := tyruntime.ServeStdio(ctx, o)
+	if err := rec.Close(); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	return serveErr
 }
 
 // startCPUProfile profiles the process's CPU into path until the

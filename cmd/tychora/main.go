@@ -117,6 +117,7 @@ func newApp(e *env) *cli.App {
 			discoverCommand(e),
 			inspectCommand(e),
 			runsCommand(e),
+			tapeCommand(e),
 			mcpConfigCommand(e),
 		},
 		// A bad global flag value is a usage error before any command runs.
