@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,7 +91,7 @@ func NewServer(svc interfaces.Service, o Options) *mcp.Server {
 			c.CacheScope = "private"
 		},
 	})
-	srv.AddReceivingMiddleware(s.encodableErrors, s.listTools)
+	srv.AddReceivingMiddleware(declaredOnly, s.encodableErrors, s.listTools)
 	s.addTools(srv)
 	s.addResources(srv)
 	return srv
@@ -182,6 +183,27 @@ func (s *server) listTools(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		lr.Tools = tools // lr is built afresh for every request
 		return lr, nil
+	}
+}
+
+// undeclared are the methods the SDK would answer for capabilities the
+// server does not declare (prompts, logging): they are answered as
+// methods the server does not have, so that what it answers matches what
+// it declares.
+var undeclared = map[string]bool{
+	"prompts/list":     true,
+	"prompts/get":      true,
+	"logging/setLevel": true,
+}
+
+// declaredOnly is a receiving middleware that answers the undeclared
+// methods with -32601.
+func declaredOnly(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if undeclared[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (this server declares no " + strings.Split(method, "/")[0] + " capability)"}
+		}
+		return next(ctx, method, req)
 	}
 }
 
