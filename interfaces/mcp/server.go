@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,11 +78,18 @@ func NewServer(svc interfaces.Service, o Options) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: o.Name, Title: "tychora", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       quiet(o.Logger),
-		// Tools and resources never change while a server runs, and there
-		// is no logging to the client.
+		// What it declares is what it answers: tools and resources (which
+		// never change while a server runs), prompts (there are none:
+		// prompts/list answers an empty list) and logging (logging/setLevel
+		// is taken; tychora sends the client no log messages). It declares
+		// no completions, and completion/complete answers -32601
+		// (TestCapabilitiesMatchAnswers).
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{},
 			Resources: &mcp.ResourceCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			//lint:ignore SA1019 clients before 2026-07-28 may set a log level, which the SDK takes
+			Logging: &mcp.LoggingCapabilities{},
 		},
 		// What a caller sees depends on its grant: lists and reads may be
 		// cached by its own client only.
@@ -91,7 +97,7 @@ func NewServer(svc interfaces.Service, o Options) *mcp.Server {
 			c.CacheScope = "private"
 		},
 	})
-	srv.AddReceivingMiddleware(declaredOnly, s.encodableErrors, s.listTools)
+	srv.AddReceivingMiddleware(s.encodableErrors, s.listTools)
 	s.addTools(srv)
 	s.addResources(srv)
 	return srv
@@ -183,27 +189,6 @@ func (s *server) listTools(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		lr.Tools = tools // lr is built afresh for every request
 		return lr, nil
-	}
-}
-
-// undeclared are the methods the SDK would answer for capabilities the
-// server does not declare (prompts, logging): they are answered as
-// methods the server does not have, so that what it answers matches what
-// it declares.
-var undeclared = map[string]bool{
-	"prompts/list":     true,
-	"prompts/get":      true,
-	"logging/setLevel": true,
-}
-
-// declaredOnly is a receiving middleware that answers the undeclared
-// methods with -32601.
-func declaredOnly(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if undeclared[method] {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (this server declares no " + strings.Split(method, "/")[0] + " capability)"}
-		}
-		return next(ctx, method, req)
 	}
 }
 
