@@ -141,7 +141,7 @@ func (c *Client) authorize(req *http.Request) {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if c.Scope != "" {
-		req.Header.Set(workspace.ScopeHeader, c.Scope)
+		req.Header.Set(ScopeHeader, c.Scope)
 	}
 	if c.Instance != "" {
 		req.Header.Set(workspace.ClientHeader, c.Instance)
