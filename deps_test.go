@@ -85,3 +85,33 @@ func rel(importPath string) string {
 	}
 	return r
 }
+
+// noHTTP are the packages that know nothing of HTTP: statuses, headers
+// and the scope header live in interfaces/http (and MCP's HTTP transport
+// in interfaces/mcp).
+var noHTTP = []string{"workspace", "jobs", "query", "render", "interfaces", "interfaces/servicetest"}
+
+// TestNoHTTPBelowAdapters: the packages of noHTTP import net/http (or any
+// package under it) neither in their code nor in their tests.
+func TestNoHTTPBelowAdapters(t *testing.T) {
+	args := []string{"list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`}
+	for _, p := range noHTTP {
+		args = append(args, "./"+p)
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(noHTTP) {
+		t.Fatalf("go list named %d packages, want %d", len(lines), len(noHTTP))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if imp == "net/http" || strings.HasPrefix(imp, "net/http/") {
+				t.Errorf("%s imports %s: HTTP belongs to interfaces/http", rel(fields[0]), imp)
+			}
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (b *Bridge) current(ctx context.Context, stale *httpapi.Client) (interfaces
 	for {
 		c, _, err := ConnectLocal(ctx, b.opts.Dir)
 		if err == nil {
-			c.Scope = scopeHeader(b.scope)
+			c.Scope = httpapi.FormatScope(b.scope)
 			b.client = c
 			return c, c, nil
 		}
@@ -112,29 +112,6 @@ func (b *Bridge) wait() time.Duration {
 		return b.opts.StoppingWait
 	}
 	return 15 * time.Second
-}
-
-// scopeHeader renders p as an X-Tychora-Scope value.
-func scopeHeader(p workspace.Principal) string {
-	s := "grant=" + string(p.Grant)
-	if p.Collections != nil {
-		if len(p.Collections) == 0 {
-			return s + "; collections=" // matches nothing: refused by the owner
-		}
-		s += "; collections=" + joinComma(p.Collections)
-	}
-	return s
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }
 
 // call runs fn against the current service, once more against a new one

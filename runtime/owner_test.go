@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
+	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -175,10 +176,10 @@ func TestHTTPGuards(t *testing.T) {
 		// comes first (scope before body, DESIGN §8).
 		{"reader adds with a bad body", "POST", "/v1/add_sources", reader.Token, nil, `{"action":"bogus"}`, 403, workspace.CodePermissionDenied},
 		{"reader adds as text/plain", "POST", "/v1/add_sources", reader.Token, map[string]string{"Content-Type": "text/plain"}, `{"action":"bogus"}`, 403, workspace.CodePermissionDenied},
-		{"scope asks for more grant", "GET", "/v1/status", reader.Token, map[string]string{workspace.ScopeHeader: "grant=write"}, "", 403, workspace.CodePermissionDenied},
-		{"scope asks for more collections", "GET", "/v1/status", reader.Token, map[string]string{workspace.ScopeHeader: "grant=read; collections=a,b"}, "", 403, workspace.CodePermissionDenied},
-		{"scope malformed", "GET", "/v1/status", own.Token(), map[string]string{workspace.ScopeHeader: "grant"}, "", 400, workspace.CodeInvalidArgument},
-		{"scope narrows owner to read", "POST", "/v1/tokens", own.Token(), map[string]string{workspace.ScopeHeader: "grant=read"}, `{"grant":"read"}`, 403, workspace.CodePermissionDenied},
+		{"scope asks for more grant", "GET", "/v1/status", reader.Token, map[string]string{httpapi.ScopeHeader: "grant=write"}, "", 403, workspace.CodePermissionDenied},
+		{"scope asks for more collections", "GET", "/v1/status", reader.Token, map[string]string{httpapi.ScopeHeader: "grant=read; collections=a,b"}, "", 403, workspace.CodePermissionDenied},
+		{"scope malformed", "GET", "/v1/status", own.Token(), map[string]string{httpapi.ScopeHeader: "grant"}, "", 400, workspace.CodeInvalidArgument},
+		{"scope narrows owner to read", "POST", "/v1/tokens", own.Token(), map[string]string{httpapi.ScopeHeader: "grant=read"}, `{"grant":"read"}`, 403, workspace.CodePermissionDenied},
 		{"unknown route", "GET", "/v1/nope", own.Token(), nil, "", 404, workspace.CodeNotFound},
 		{"unknown field", "POST", "/v1/tokens", own.Token(), nil, `{"grant":"read","extra":1}`, 400, workspace.CodeInvalidArgument},
 		{"bad grant", "POST", "/v1/tokens", own.Token(), nil, `{"grant":"root"}`, 400, workspace.CodeInvalidArgument},
@@ -217,7 +218,7 @@ func TestHTTPGuards(t *testing.T) {
 	}{
 		{"own origin", "/v1/status", own.Token(), map[string]string{"Origin": own.URL()}},
 		{"reader status", "/v1/status", reader.Token, nil},
-		{"narrowed scope", "/v1/status", own.Token(), map[string]string{workspace.ScopeHeader: "grant=read; collections=a"}},
+		{"narrowed scope", "/v1/status", own.Token(), map[string]string{httpapi.ScopeHeader: "grant=read; collections=a"}},
 		{"anonymous health", "/v1/health", "", nil},
 	}
 	for _, tc := range pass {

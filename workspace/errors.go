@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,21 +25,6 @@ const (
 	CodeInternal             Code = "INTERNAL"
 )
 
-// codeStatus is the one code → HTTP status table. docs/errors.md repeats it
-// and a test keeps the two equal.
-var codeStatus = map[Code]int{
-	CodeInvalidArgument:      http.StatusBadRequest,
-	CodeUnauthenticated:      http.StatusUnauthorized,
-	CodePermissionDenied:     http.StatusForbidden,
-	CodeOutOfRoots:           http.StatusForbidden,
-	CodeNotFound:             http.StatusNotFound,
-	CodeConflict:             http.StatusConflict,
-	CodeReplayUnavailable:    http.StatusConflict,
-	CodeOutputBudgetExceeded: http.StatusUnprocessableEntity,
-	CodeUnavailable:          http.StatusServiceUnavailable,
-	CodeInternal:             http.StatusInternalServerError,
-}
-
 // Codes lists every public code in a stable order.
 func Codes() []Code {
 	return []Code{CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied,
@@ -48,16 +32,15 @@ func Codes() []Code {
 		CodeOutputBudgetExceeded, CodeUnavailable, CodeInternal}
 }
 
-// HTTPStatus maps a code to its HTTP status; an unknown code is 500.
-func HTTPStatus(c Code) int {
-	if s, ok := codeStatus[c]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
 // Valid reports whether c is one of the public codes.
-func (c Code) Valid() bool { _, ok := codeStatus[c]; return ok }
+func (c Code) Valid() bool {
+	for _, k := range Codes() {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
 
 // Error is the one application error type. Message is safe to show to the
 // caller; Err is the internal cause, kept for logs and errors.Is, and never

@@ -7,31 +7,6 @@ import (
 	"testing"
 )
 
-// FuzzParseScope: any header value parses or fails with INVALID_ARGUMENT,
-// never panics, and what parses only names valid collections.
-func FuzzParseScope(f *testing.F) {
-	for _, s := range []string{"grant=read", "grant=write; collections=a,b", "collections=", ";;", "grant=read;grant=write", "\x00", "collections=a,b,c;grant=manage"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		g, cs, err := ParseScope(s)
-		if err != nil {
-			if ErrorCode(err) != CodeInvalidArgument {
-				t.Fatalf("code %s", ErrorCode(err))
-			}
-			return
-		}
-		if g != "" && !g.Valid() {
-			t.Fatalf("grant %q", g)
-		}
-		for _, c := range cs {
-			if !ValidCollectionName(c) {
-				t.Fatalf("collection %q", c)
-			}
-		}
-	})
-}
-
 // FuzzSettings: any tychora.json loads or fails with a typed error that
 // names the file, and what loads is one JSON object of known keys, spelled
 // exactly, always listens on loopback, and leaves out .git and directory

@@ -3,8 +3,6 @@ package workspace
 import (
 	"context"
 	"slices"
-	"sort"
-	"strings"
 )
 
 // Grant is a rung of the access ladder: read < write < manage.
@@ -121,69 +119,6 @@ func (p Principal) Narrow(g Grant, cs []string) (Principal, error) {
 		out.Collections = cs
 	}
 	return out, nil
-}
-
-// ScopeHeader is the HTTP header that narrows a request's grant.
-const ScopeHeader = "X-Tychora-Scope"
-
-// ParseScope parses an X-Tychora-Scope value: "grant=read;
-// collections=a,b". Both keys are optional but at least one must be there;
-// a repeated or unknown key, an empty value, or an invalid collection name
-// is INVALID_ARGUMENT. The returned collections are sorted and unique, nil
-// when the header names none.
-func ParseScope(v string) (Grant, []string, error) {
-	if len(v) > 4096 {
-		return "", nil, Errorf(CodeInvalidArgument, "%s is too long", ScopeHeader)
-	}
-	var g Grant
-	var cs []string
-	seen := map[string]bool{}
-	parts := strings.Split(v, ";")
-	any := false
-	for _, part := range parts {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, val, ok := strings.Cut(part, "=")
-		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
-		if !ok || val == "" {
-			return "", nil, Errorf(CodeInvalidArgument, "%s: want key=value pairs separated by ';'", ScopeHeader)
-		}
-		if seen[k] {
-			return "", nil, Errorf(CodeInvalidArgument, "%s: %q given twice", ScopeHeader, k)
-		}
-		seen[k] = true
-		any = true
-		switch k {
-		case "grant":
-			pg, err := ParseGrant(val)
-			if err != nil {
-				return "", nil, Errorf(CodeInvalidArgument, "%s: grant %q: use read, write or manage", ScopeHeader, val)
-			}
-			g = pg
-		case "collections":
-			set := map[string]bool{}
-			for _, c := range strings.Split(val, ",") {
-				c = strings.TrimSpace(c)
-				if !ValidCollectionName(c) {
-					return "", nil, Errorf(CodeInvalidArgument, "%s: invalid collection name", ScopeHeader)
-				}
-				set[c] = true
-			}
-			cs = make([]string, 0, len(set))
-			for c := range set {
-				cs = append(cs, c)
-			}
-			sort.Strings(cs)
-		default:
-			return "", nil, Errorf(CodeInvalidArgument, "%s: unknown key %q (use grant and collections)", ScopeHeader, k)
-		}
-	}
-	if !any {
-		return "", nil, Errorf(CodeInvalidArgument, "%s is empty", ScopeHeader)
-	}
-	return g, cs, nil
 }
 
 type principalKey struct{}

@@ -114,18 +114,15 @@ func (c *Client) Asset(ctx context.Context, id string) (interfaces.Asset, error)
 	if resp.StatusCode >= 300 {
 		return interfaces.Asset{}, decodeErrorResponse(resp)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxAssetBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, interfaces.MaxAssetBytes+1))
 	if err != nil {
 		return interfaces.Asset{}, workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner sent an unreadable answer")
 	}
-	if len(b) > MaxAssetBytes {
-		return interfaces.Asset{}, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "asset is larger than %d bytes", MaxAssetBytes)
+	if len(b) > interfaces.MaxAssetBytes {
+		return interfaces.Asset{}, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "asset is larger than %d bytes", interfaces.MaxAssetBytes)
 	}
 	return interfaces.Asset{ID: id, MIME: resp.Header.Get("Content-Type"), Bytes: b}, nil
 }
-
-// MaxAssetBytes caps an asset payload (DESIGN §5).
-const MaxAssetBytes = 16 << 20
 
 // checkID refuses an id no record can have (as NOT_FOUND, like the owner
 // does) before it is put in a URL path.
@@ -141,7 +138,7 @@ func (c *Client) authorize(req *http.Request) {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if c.Scope != "" {
-		req.Header.Set(workspace.ScopeHeader, c.Scope)
+		req.Header.Set(ScopeHeader, c.Scope)
 	}
 	if c.Instance != "" {
 		req.Header.Set(workspace.ClientHeader, c.Instance)

@@ -31,7 +31,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // the status of its code.
 func writeError(w http.ResponseWriter, err error) {
 	body := interfaces.NewErrorBody(err)
-	status := workspace.HTTPStatus(body.Error.Code)
+	status := HTTPStatus(body.Error.Code)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge) {
 		status = http.StatusRequestEntityTooLarge

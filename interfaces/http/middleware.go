@@ -90,12 +90,12 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 				return
 			}
 			// 4. Scope narrowing.
-			if vals := r.Header.Values(workspace.ScopeHeader); len(vals) > 0 {
+			if vals := r.Header.Values(ScopeHeader); len(vals) > 0 {
 				if len(vals) > 1 {
-					writeError(w, workspace.Errorf(workspace.CodeInvalidArgument, "%s given more than once", workspace.ScopeHeader))
+					writeError(w, workspace.Errorf(workspace.CodeInvalidArgument, "%s given more than once", ScopeHeader))
 					return
 				}
-				gr, cs, err := workspace.ParseScope(vals[0])
+				gr, cs, err := ParseScope(vals[0])
 				if err != nil {
 					writeError(w, err)
 					return

@@ -78,7 +78,7 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 				"application/json": map[string]any{"schema": ref(r.response)}}}
 		}
 		for _, c := range workspace.Codes() {
-			st := itoa(workspace.HTTPStatus(c))
+			st := itoa(HTTPStatus(c))
 			if _, ok := responses[st]; !ok {
 				responses[st] = errorResponse("error (code " + string(c) + " and others with this status)")
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/query"
 	tyruntime "github.com/tychora/tychora/runtime"
@@ -57,7 +58,7 @@ func callV1(t *testing.T, own *tyruntime.Owner, tool, args string) edgeAnswer {
 		return edgeAnswer{structured: b}
 	}
 	var eb interfaces.ErrorBody
-	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != workspace.HTTPStatus(eb.Error.Code) {
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != httpapi.HTTPStatus(eb.Error.Code) {
 		t.Fatalf("/v1/%s %s: %d %s", tool, args, resp.StatusCode, b)
 	}
 	return edgeAnswer{code: eb.Error.Code, message: eb.Error.Message}

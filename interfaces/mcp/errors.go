@@ -10,13 +10,6 @@ import (
 	"github.com/tychora/tychora/workspace"
 )
 
-// MaxResultBytes caps a serialized CallToolResult (DESIGN §6); a larger
-// result becomes an OUTPUT_BUDGET_EXCEEDED tool error.
-const MaxResultBytes = 4 << 20
-
-// MaxAssetBytes caps an asset served as tychora://assets/{id} (DESIGN §5).
-const MaxAssetBytes = 16 << 20
-
 // maxMessage bounds an error message built from the caller's input.
 const maxMessage = 400
 

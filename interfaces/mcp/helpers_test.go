@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
@@ -92,7 +93,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	if b.scope != "" {
-		r.Header.Set(workspace.ScopeHeader, b.scope)
+		r.Header.Set(httpapi.ScopeHeader, b.scope)
 	}
 	return b.base.RoundTrip(r)
 }

@@ -207,6 +207,10 @@ func opensSession(r *http.Request) bool {
 	return false
 }
 
+// errNoSession refuses a POST that names no session and opens none.
+var errNoSession = workspace.Errorf(workspace.CodeInvalidArgument,
+	"no MCP session: send initialize first and then the Mcp-Session-Id it answers with (or, at protocol version %s and later, which has no sessions, send the Mcp-Protocol-Version header)", statelessSince)
+
 // serveSessions passes r to the session-based handler, keeping the
 // session table: a request that opens a session reserves its place
 // first, one on a session marks it busy while it runs.
@@ -217,6 +221,14 @@ func (h *HTTPHandler) serveSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !opensSession(r) {
+		if r.Method == http.MethodPost {
+			// The SDK would open a session for it that never saw an
+			// initialize, answer its requests with the JSON-RPC code 0
+			// and log each as an error. The Streamable HTTP transport
+			// asks for a 400 instead.
+			writeEnvelope(w, http.StatusBadRequest, errNoSession)
+			return
+		}
 		h.stateful.ServeHTTP(w, r)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -97,7 +98,7 @@ func (s *switchScope) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+s.token)
 	if v, _ := s.scope.Load().(string); v != "" {
-		r.Header.Set(workspace.ScopeHeader, v)
+		r.Header.Set(httpapi.ScopeHeader, v)
 	}
 	return s.base.RoundTrip(r)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -15,7 +15,7 @@ var inspectArgs = map[string]any{"request": map[string]any{"subject": "revisions
 
 func TestOversizedResult(t *testing.T) {
 	own := startOwner(t)
-	big := strings.Repeat("x", mcpapi.MaxResultBytes+1)
+	big := strings.Repeat("x", interfaces.MaxResultBytes+1)
 	cs := memSession(t, &stub{Service: own.Service(), inspect: map[string]any{"content": big}}, ownerP, "")
 	res := call(t, cs, "inspect", inspectArgs)
 	if code := envelope(t, res); code != workspace.CodeOutputBudgetExceeded {
@@ -38,7 +38,7 @@ func TestOversizedResult(t *testing.T) {
 // structuredContent grows past it as an escaped text block (old protocol).
 func TestCapCountsTheSerializedResult(t *testing.T) {
 	own := startOwner(t)
-	quotes := strings.Repeat(`"`, mcpapi.MaxResultBytes/3)
+	quotes := strings.Repeat(`"`, interfaces.MaxResultBytes/3)
 	svc := &stub{Service: own.Service(), inspect: quotes}
 	modern := call(t, memSession(t, svc, ownerP, ""), "inspect", inspectArgs)
 	if modern.IsError {

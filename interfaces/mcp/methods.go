@@ -19,7 +19,8 @@ type methodRule struct {
 // (serverMethodInfos) go-sdk v1.8.0 checks every message of an HTTP POST
 // against before it runs any, answering a plain-text 400 for the whole
 // body when one fails. tychora adds no custom methods.
-// TestServerMethodsMatchSDK keeps this copy honest.
+// TestServerMethodsAreTheSDKs checks this copy against the SDK's source
+// in both directions, and TestServerMethodsMatchSDK against its answers.
 var serverMethods = map[string]methodRule{
 	"initialize":                       {params: true},
 	"ping":                             {},

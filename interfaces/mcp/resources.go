@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
@@ -103,8 +104,8 @@ func (s *server) resourceSpecs() []resourceSpec {
 				if err != nil {
 					return nil, err
 				}
-				if len(a.Bytes) > MaxAssetBytes {
-					return nil, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "the asset is %d bytes, over the %d-byte limit", len(a.Bytes), MaxAssetBytes)
+				if len(a.Bytes) > interfaces.MaxAssetBytes {
+					return nil, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "the asset is %d bytes, over the %d-byte limit", len(a.Bytes), interfaces.MaxAssetBytes)
 				}
 				blob := a.Bytes
 				if blob == nil {

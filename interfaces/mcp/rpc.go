@@ -45,10 +45,10 @@ func (m rpcMsg) notification() bool { return m.hasMethod && m.id == "" }
 // value); a method that is not a string; a response without an id; an
 // error member that is not an error object; a batch holding one request
 // id twice; or nesting deeper than the SDK decodes (maxRPCDepth). The SDK
-// answers these with a plain-text 400 over HTTP, ends a stdio session on
-// some, and answers others with a wrong id; a JSON-RPC client expects the
-// error response with a null id that JSON-RPC 2.0 and the MCP transports
-// allow.
+// answers these with a plain-text 400 over HTTP, and others with a wrong
+// id; a JSON-RPC client expects the error response with a null id that
+// JSON-RPC 2.0 and the MCP transports allow. What it takes, the SDK's
+// jsonrpc.DecodeMessage decodes alike (FuzzParseFrameDecodes).
 func parseFrame(body []byte) (msgs []rpcMsg, batch bool, code int, msg string) {
 	if !json.Valid(body) {
 		return nil, false, rpcParseError, "Parse error: the message is not valid JSON"

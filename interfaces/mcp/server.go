@@ -78,11 +78,18 @@ func NewServer(svc interfaces.Service, o Options) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: o.Name, Title: "tychora", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       quiet(o.Logger),
-		// Tools and resources never change while a server runs, and there
-		// is no logging to the client.
+		// What it declares is what it answers: tools and resources (which
+		// never change while a server runs), prompts (there are none:
+		// prompts/list answers an empty list) and logging (logging/setLevel
+		// is taken; tychora sends the client no log messages). It declares
+		// no completions, and completion/complete answers -32601
+		// (TestCapabilitiesMatchAnswers).
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{},
 			Resources: &mcp.ResourceCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			//lint:ignore SA1019 clients before 2026-07-28 may set a log level, which the SDK takes
+			Logging: &mcp.LoggingCapabilities{},
 		},
 		// What a caller sees depends on its grant: lists and reads may be
 		// cached by its own client only.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
@@ -25,13 +26,13 @@ import (
 // first, and the transport's error otherwise. ServeStdio never closes out;
 // it closes in when in is an io.ReadCloser.
 //
-// No line ends the session. A line that is no JSON-RPC message, or one the
-// SDK would end the session on, is answered with the JSON-RPC error a
+// No line ends the session. A line that is no JSON-RPC message, or one
+// JSON-RPC does not let a server run, is answered with the JSON-RPC error a
 // JSON-RPC client expects — -32700 for what is not JSON (or not UTF-8),
 // -32600 for JSON that is no message, for a line over o.MaxRequestBytes,
 // for a batch after a handshake for 2025-06-18 or later (which has none)
 // and for a request reusing the id of one not yet answered — with a null
-// id, and the next line is read (see frameFilter).
+// id, and the next line is read (see stdioConn).
 func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace.Principal, in io.Reader, out io.Writer, o Options) error {
 	if !principal.Grant.Valid() {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "stdio principal has no valid grant")
@@ -43,19 +44,13 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	defer rc.Close()
 	w := &lockedWriter{w: out}
-	// Once ServeStdio returns, out is the caller's again: the filter, which
-	// may still be blocked reading in, writes nothing more.
+	// Once ServeStdio returns, out is the caller's again: the reader,
+	// which may still be blocked reading in, writes nothing more.
 	defer w.close()
-	pr, pw := io.Pipe()
-	pending := &inFlight{ids: map[string]struct{}{}}
-	go frameFilter(rc, pw, w, int(o.MaxRequestBytes), pending)
-	// The SDK sees only lines that passed the filter, each within the
-	// limit; its own line limit stays as a second guard.
-	t := &mcp.IOTransport{Reader: pr, Writer: answerWatcher{w, pending}, MaxLineLength: int(o.MaxRequestBytes) + 2}
-	err := srv.Run(ctx, t)
-	_ = pr.Close()
+	conn := newStdioConn(rc, w, int(o.MaxRequestBytes))
+	defer conn.Close()
+	err := srv.Run(ctx, stdioTransport{conn})
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -65,42 +60,80 @@ func ServeStdio(ctx context.Context, svc interfaces.Service, principal workspace
 	return err
 }
 
-// frameFilter copies the lines of in to pw (each with its newline) and
-// answers on out, itself, the lines that are no JSON-RPC message (see
-// ServeStdio). Blank lines are skipped. It closes pw when in ends, or
-// stops when pw is closed (the session ended).
+// stdioTransport is the mcp.Transport of ServeStdio: its one connection.
+type stdioTransport struct{ conn *stdioConn }
+
+func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+// stdioConn is the mcp.Connection of a stdio session: newline-delimited
+// JSON-RPC, with the batches of the protocol versions before 2025-06-18.
+// It hands the SDK decoded messages only, each of them one JSON-RPC lets a
+// server run; it answers every other line itself (see ServeStdio):
 //
-// The SDK's stdio transport (go-sdk v1.8.0, ioConn) ends the session on a
-// batch holding a request or notification whose id it has seen in a batch
-// before and not yet answered ("batch contains previously seen request").
-// A notification has no id (the zero id), is never answered, and so stays
-// "seen" for good: a second batch with a notification ends the session,
-// and a batch with a notification never gets its answer (the SDK waits
-// for one to the notification). So the filter sends a batch's
-// notifications as single lines (those before its first request first,
-// the others after it) and its requests and responses as a batch, which
-// the SDK answers with one array; and it refuses (-32600) a request whose
-// id is that of one the SDK has not answered yet (pending), which the SDK
-// would end the session on, or answer with a null id and leave its batch
-// unanswered.
-func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int, pending *inFlight) {
-	br := bufio.NewReaderSize(in, 64<<10)
-	var line []byte
+//   - a line that is no message, or a batch that is no batch of them
+//     (parseFrame);
+//   - a batch after a handshake for a version without batches, or one
+//     holding such a handshake;
+//   - a request whose id is that of a request not yet answered (the SDK's
+//     connection would drop it unanswered: TestSDKDropsReusedID).
+//
+// A batch's requests are answered with one array, once all are, as
+// JSON-RPC asks; its notifications and responses are passed on in order.
+type stdioConn struct {
+	in     io.Closer
+	out    *lockedWriter
+	lines  chan stdioLine // from readLines
+	closed chan struct{}
+	once   sync.Once
+	limit  int
+
+	queue []jsonrpc.Message // the rest of the last batch; Read only
+
+	mu sync.Mutex
+	// inFlight holds the ids of the requests handed to the SDK and not
+	// answered yet, each with its batch (nil for a request alone).
+	inFlight map[jsonrpc.ID]*rpcBatch
 	// batchless is set once an initialize asked for a protocol version
 	// without JSON-RPC batches: batches are refused from then on. (Only
 	// the first handshake counts in the SDK; refusing after any such one
-	// can only refuse too much, never let a session-ending batch through.)
-	batchless := false
+	// can only refuse a batch the session would not run.)
+	batchless bool
+}
+
+// rpcBatch collects the responses to the requests of one batch.
+type rpcBatch struct {
+	index     map[jsonrpc.ID]int
+	responses []*jsonrpc.Response
+	left      int
+}
+
+// stdioLine is one line of input: its bytes without the newline, whether
+// it was over the limit (and dropped), or the error that ended the input.
+type stdioLine struct {
+	b    []byte
+	over bool
+	err  error
+}
+
+func newStdioConn(in io.ReadCloser, out *lockedWriter, limit int) *stdioConn {
+	c := &stdioConn{in: in, out: out, lines: make(chan stdioLine), closed: make(chan struct{}), limit: limit, inFlight: map[jsonrpc.ID]*rpcBatch{}}
+	go c.readLines(in)
+	return c
+}
+
+// readLines sends the lines of in to c.lines until in ends or c closes.
+func (c *stdioConn) readLines(in io.Reader) {
+	br := bufio.NewReaderSize(in, 64<<10)
 	for {
-		line = line[:0]
+		var line []byte
 		over := false
 		var err error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
 			if !over {
-				if len(line)+len(chunk) > limit+2 { // the line, perhaps "\r\n"
-					over, line = true, line[:0]
+				if len(line)+len(chunk) > c.limit+2 { // the line, perhaps "\r\n"
+					over, line = true, nil
 				} else {
 					line = append(line, chunk...)
 				}
@@ -109,248 +142,202 @@ func frameFilter(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int, pend
 				break
 			}
 		}
-		trimmed := bytes.Trim(line, " \t\r\n") // JSON's whitespace
-		var send [][]byte                      // the lines for the SDK
-		switch {
-		case over:
-			if !writeFrameError(out, rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message is over max_request_bytes (%d bytes)", limit)) {
+		for _, l := range []stdioLine{{b: line, over: over}, {err: err}} {
+			if l.err == nil && !l.over && len(bytes.Trim(l.b, " \t\r\n")) == 0 {
+				continue // blank
+			}
+			select {
+			case c.lines <- l:
+			case <-c.closed:
 				return
-			}
-		case len(trimmed) == 0:
-		case !utf8.Valid(trimmed):
-			if !writeFrameError(out, rpcParseError, "Parse error: the message is not valid UTF-8") {
-				return
-			}
-		default:
-			msgs, batch, code, msg := parseFrame(trimmed)
-			if code == 0 && batch {
-				switch {
-				case batchless:
-					code, msg = rpcInvalidRequest, "Invalid Request: the negotiated protocol version (2025-06-18 or later) has no JSON-RPC batches: send one message per line"
-				case asksBatchless(trimmed):
-					// The SDK would end the session on answering it.
-					code, msg = rpcInvalidRequest, "Invalid Request: an initialize for protocol version 2025-06-18 or later cannot come in a JSON-RPC batch"
-				}
-			}
-			if code == 0 {
-				code, msg = pending.admit(msgs)
-			}
-			if code != 0 {
-				if !writeFrameError(out, code, msg) {
-					return
-				}
-				break
-			}
-			if !batch {
-				if !batchless && asksBatchless(trimmed) {
-					batchless = true
-					pending.stop() // no batch will come
-				}
-				send = append(send, trimmed)
-				break
-			}
-			send = splitBatch(msgs)
-		}
-		for _, s := range send {
-			if _, werr := pw.Write(append(s, '\n')); werr != nil {
-				return // the session ended
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				_ = pw.Close()
-			} else {
-				_ = pw.CloseWithError(err)
-			}
 			return
 		}
 	}
 }
 
-// splitBatch returns the lines a batch goes to the SDK as: each
-// notification alone (those before the first other message first, the
-// rest after), and the requests and responses as one batch.
-func splitBatch(msgs []rpcMsg) [][]byte {
-	var head, tail [][]byte
-	var rest [][]byte
-	for _, m := range msgs {
-		switch {
-		case !m.notification():
-			rest = append(rest, m.raw)
-		case len(rest) == 0:
-			head = append(head, m.raw)
-		default:
-			tail = append(tail, m.raw)
+// Read returns the next message for the SDK, answering the lines that
+// carry none on the way.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue = c.queue[1:]
+			return m, nil
 		}
-	}
-	if len(rest) > 0 {
-		head = append(head, append(append([]byte("["), bytes.Join(rest, []byte(","))...), ']'))
-	}
-	return append(head, tail...)
-}
-
-// inFlight is the set of the ids of the requests the SDK took and has not
-// answered yet, as far as the stdio filter can tell: an id joins when its
-// request passes the filter and leaves once a response with it has been
-// written out (the SDK forgets an id, in its batches and in its
-// connection, before it writes the response). After a handshake for a
-// version without batches it tracks nothing: the SDK itself refuses a
-// single request reusing an id in flight, without harm.
-type inFlight struct {
-	mu  sync.Mutex
-	off bool
-	ids map[string]struct{}
-}
-
-// admit refuses msgs when a request among them reuses the id of a request
-// in flight, and otherwise counts their requests in flight.
-func (f *inFlight) admit(msgs []rpcMsg) (code int, msg string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.off {
-		return 0, ""
-	}
-	for _, m := range msgs {
-		if _, ok := f.ids[m.id]; ok && m.call() {
-			return rpcInvalidRequest, "Invalid Request: the id " + workspace.Clip(string(m.idJSON), maxMessage) + " is that of a request not yet answered"
+		var l stdioLine
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case l = <-c.lines:
 		}
-	}
-	for _, m := range msgs {
-		if m.call() {
-			f.ids[m.id] = struct{}{}
+		if l.err != nil {
+			return nil, l.err
 		}
-	}
-	return 0, ""
-}
-
-func (f *inFlight) stop() {
-	f.mu.Lock()
-	f.off, f.ids = true, nil
-	f.mu.Unlock()
-}
-
-// answered takes the ids of the responses in frame, a frame the SDK
-// wrote, out of the set.
-func (f *inFlight) answered(frame []byte) {
-	f.mu.Lock()
-	idle := f.off || len(f.ids) == 0
-	f.mu.Unlock()
-	if idle {
-		return
-	}
-	ids := responseIDs(frame)
-	f.mu.Lock()
-	for _, id := range ids {
-		delete(f.ids, id)
-	}
-	f.mu.Unlock()
-}
-
-// responseIDs returns the ids of the responses in frame (one message or a
-// batch), as parseMessage spells them. A single response is read only up
-// to its id and its result or error member, which the SDK writes first,
-// so a large result is not scanned.
-func responseIDs(frame []byte) []string {
-	if b := bytes.TrimLeft(frame, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(frame, &batch) != nil {
-			return nil
-		}
-		var ids []string
-		for _, raw := range batch {
-			if m, why := parseMessage(raw); why == "" && !m.hasMethod {
-				ids = append(ids, m.id)
+		msgs, code, msg := c.take(l)
+		if code != 0 {
+			if err := c.writeLine(rpcErrorLine(code, msg)); err != nil {
+				return nil, err
 			}
+			continue
 		}
-		return ids
+		c.queue = msgs
 	}
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
+}
+
+// take decodes line into the messages the SDK is to run, or says which
+// JSON-RPC error answers it.
+func (c *stdioConn) take(l stdioLine) (msgs []jsonrpc.Message, code int, msg string) {
+	trimmed := bytes.Trim(l.b, " \t\r\n") // JSON's whitespace
+	switch {
+	case l.over:
+		return nil, rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message is over max_request_bytes (%d bytes)", c.limit)
+	case !utf8.Valid(trimmed):
+		return nil, rpcParseError, "Parse error: the message is not valid UTF-8"
 	}
-	var id json.RawMessage
-	response := false
-	for dec.More() {
-		t, err := dec.Token()
+	raws, batch, code, msg := parseFrame(trimmed)
+	if code != 0 {
+		return nil, code, msg
+	}
+	msgs = make([]jsonrpc.Message, 0, len(raws))
+	asks := false
+	for _, r := range raws {
+		m, err := jsonrpc.DecodeMessage(r.raw)
 		if err != nil {
-			return nil
+			// parseFrame let through a message the SDK cannot decode:
+			// TestDecodeMessageTakesWhatParseFrameTakes.
+			return nil, rpcInvalidRequest, "Invalid Request: " + workspace.Clip(err.Error(), maxMessage)
 		}
-		switch key, _ := t.(string); key {
-		case "method":
-			return nil // a request or notification of the server's
-		case "id":
-			if dec.Decode(&id) != nil {
-				return nil
+		asks = asks || asksBatchless(m)
+		msgs = append(msgs, m)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case batch && c.batchless:
+		return nil, rpcInvalidRequest, "Invalid Request: the negotiated protocol version (2025-06-18 or later) has no JSON-RPC batches: send one message per line"
+	case batch && asks:
+		return nil, rpcInvalidRequest, "Invalid Request: an initialize for protocol version 2025-06-18 or later cannot come in a JSON-RPC batch"
+	}
+	var b *rpcBatch
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			continue
+		}
+		if _, ok := c.inFlight[req.ID]; ok {
+			id, _ := json.Marshal(req.ID.Raw())
+			return nil, rpcInvalidRequest, "Invalid Request: the id " + workspace.Clip(string(id), maxMessage) + " is that of a request not yet answered"
+		}
+		if batch {
+			if b == nil {
+				b = &rpcBatch{index: map[jsonrpc.ID]int{}}
 			}
-		case "result", "error":
-			response = true
-			if id != nil {
-				return responseID(id)
-			}
-			fallthrough
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil
-			}
+			b.index[req.ID] = len(b.responses)
+			b.responses = append(b.responses, nil)
+			b.left++
 		}
 	}
-	if !response || id == nil {
-		return nil
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			c.inFlight[req.ID] = b
+		}
 	}
-	return responseID(id)
+	c.batchless = c.batchless || asks
+	return msgs, 0, ""
 }
 
-func responseID(raw json.RawMessage) []string {
-	if key, _, why := parseID(raw); why == "" {
-		return []string{key}
+// Write writes msg as a line; a response to a request of a batch waits
+// for the others, and the batch's answers go out as one array.
+func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	var out []jsonrpc.Message
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		// The id is free once its answer is written: a client that has
+		// the answer may reuse it at once.
+		b, inFlight := c.inFlight[resp.ID]
+		delete(c.inFlight, resp.ID)
+		if inFlight && b != nil {
+			b.responses[b.index[resp.ID]] = resp
+			if b.left--; b.left > 0 {
+				c.mu.Unlock()
+				return nil
+			}
+			for _, r := range b.responses {
+				out = append(out, r)
+			}
+		}
+		c.mu.Unlock()
 	}
-	return nil
+	if out == nil {
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return fmt.Errorf("encoding a JSON-RPC message: %w", err)
+		}
+		return c.writeLine(append(data, '\n'))
+	}
+	raws := make([]json.RawMessage, 0, len(out))
+	for _, m := range out {
+		data, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			return fmt.Errorf("encoding a JSON-RPC message: %w", err)
+		}
+		raws = append(raws, data)
+	}
+	data, err := json.Marshal(raws)
+	if err != nil {
+		return fmt.Errorf("encoding a JSON-RPC batch: %w", err)
+	}
+	return c.writeLine(append(data, '\n'))
 }
 
-// asksBatchless reports whether msg, a message or a batch, holds an
-// initialize request for a protocol version without batches. Batches were
-// removed in 2025-06-18, and the SDK ends a stdio session that gets one
-// after such a handshake, so the filter answers it instead. The server
+// writeLine writes one frame; after Close it writes nothing.
+func (c *stdioConn) writeLine(b []byte) error {
+	select {
+	case <-c.closed:
+		return io.ErrClosedPipe
+	default:
+	}
+	_, err := c.out.Write(b)
+	return err
+}
+
+// Close closes in (so that a blocked read of it ends, where in allows)
+// and ends Read.
+func (c *stdioConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.closed)
+		err = c.in.Close()
+	})
+	return err
+}
+
+// SessionID is "": stdio has no session ids.
+func (c *stdioConn) SessionID() string { return "" }
+
+// asksBatchless reports whether m is an initialize request for a protocol
+// version without batches. Batches were removed in 2025-06-18. The server
 // grants the version a client asks for when it supports it and its newest
 // otherwise, so only supported versions before 2025-06-18 keep batches.
-// (Before any handshake, or with a 2026-07-28 client, which has none, the
-// SDK takes batches.) Keys are matched exactly, as the SDK matches them.
-func asksBatchless(msg []byte) bool {
-	if !bytes.Contains(msg, []byte("initialize")) && bytes.IndexByte(msg, '\\') < 0 {
-		return false // cheap: no initialize, not even escaped
-	}
-	var msgs []json.RawMessage // fresh: RawMessage decoding reuses a slice's bytes
-	if msg[0] != '[' {
-		msgs = append(msgs, msg)
-	} else if json.Unmarshal(msg, &msgs) != nil {
+// (Before any handshake, or with a 2026-07-28 client, which has none,
+// batches are served.)
+func asksBatchless(m jsonrpc.Message) bool {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || !req.IsCall() {
 		return false
 	}
-	for _, m := range msgs {
-		if v, ok := initializeVersion(m); ok && !batchesAllowed(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// initializeVersion returns the protocolVersion an initialize request
-// asks for ("" when it names none).
-func initializeVersion(msg json.RawMessage) (string, bool) {
-	var f, params map[string]json.RawMessage
-	var method string
-	if json.Unmarshal(msg, &f) != nil || json.Unmarshal(f["method"], &method) != nil || method != "initialize" {
-		return "", false
-	}
-	if id, ok := f["id"]; !ok || kind(id) == 'n' {
-		return "", false // a notification: no handshake
-	}
-	if json.Unmarshal(f["params"], &params) != nil || params == nil {
-		return "", false // refused by the SDK: no handshake
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil || params == nil {
+		return false // refused by the SDK: no handshake
 	}
 	var v string
 	_ = json.Unmarshal(params["protocolVersion"], &v)
-	return v, true
+	return !batchesAllowed(v)
 }
 
 // batchesAllowed reports whether a handshake asking for protocol version v
@@ -359,15 +346,8 @@ func batchesAllowed(v string) bool {
 	return slices.Contains(mcp.SupportedProtocolVersions(), v) && v < "2025-06-18"
 }
 
-// writeFrameError writes one JSON-RPC error response (id null) as a line;
-// false when out is gone.
-func writeFrameError(out io.Writer, code int, msg string) bool {
-	_, err := out.Write(rpcErrorLine(code, msg))
-	return err == nil
-}
-
 // lockedWriter serializes whole writes: the SDK writes each frame with
-// one Write, and so does frameFilter, so frames never interleave. After
+// one Write, and so does stdioConn, so frames never interleave. After
 // close it writes nothing.
 type lockedWriter struct {
 	mu     sync.Mutex
@@ -389,19 +369,3 @@ func (l *lockedWriter) close() {
 	l.closed = true
 	l.mu.Unlock()
 }
-
-// answerWatcher is the SDK's writer: it tells pending of the responses
-// in a frame, then writes the frame to w. (The SDK forgot their ids
-// already; and a client that got an answer may reuse its id at once.) Its
-// Close keeps the transport from closing the caller's writer.
-type answerWatcher struct {
-	w       io.Writer
-	pending *inFlight
-}
-
-func (a answerWatcher) Write(p []byte) (int, error) {
-	a.pending.answered(p)
-	return a.w.Write(p)
-}
-
-func (answerWatcher) Close() error { return nil }

@@ -90,6 +90,9 @@ func TestStdioClient(t *testing.T) {
 }
 
 // frames reads newline-delimited JSON-RPC messages from r.
+// frameWait is how long a test waits for a frame that must come.
+const frameWait = 20 * time.Second
+
 type frames struct {
 	t  testing.TB
 	sc *bufio.Scanner
@@ -97,8 +100,16 @@ type frames struct {
 
 func (f frames) next() []byte {
 	f.t.Helper()
-	if !f.sc.Scan() {
-		f.t.Fatalf("no frame: %v", f.sc.Err())
+	// A frame that never comes fails the test rather than hanging it.
+	scanned := make(chan bool, 1)
+	go func() { scanned <- f.sc.Scan() }()
+	select {
+	case ok := <-scanned:
+		if !ok {
+			f.t.Fatalf("no frame: %v", f.sc.Err())
+		}
+	case <-time.After(frameWait):
+		f.t.Fatalf("no frame within %v", frameWait)
 	}
 	line := f.sc.Bytes()
 	if !json.Valid(line) {

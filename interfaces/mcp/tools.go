@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -205,9 +206,9 @@ func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
 
 // result builds the success form of ans: the bytes as structuredContent
 // (or, before 2025-06-18, as the one text block), then the rendered text
-// block if any. A result over MaxResultBytes serialized is refused.
+// block if any. A result over interfaces.MaxResultBytes serialized is refused.
 func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResult {
-	if len(ans.structured) > MaxResultBytes {
+	if len(ans.structured) > interfaces.MaxResultBytes {
 		return tooLarge(len(ans.structured))
 	}
 	res := &mcp.CallToolResult{}
@@ -222,7 +223,7 @@ func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResul
 	// Below the cap for sure: JSON spells a byte in at most six ("\u00XX"),
 	// and the envelope around the blocks is small. Most answers stop here,
 	// unmeasured.
-	if resultBound(ans) <= MaxResultBytes {
+	if resultBound(ans) <= interfaces.MaxResultBytes {
 		return res
 	}
 	// Measure what the SDK will send: it encodes the result with
@@ -232,7 +233,7 @@ func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResul
 		s.log.Error("mcp result does not encode", "tool", tool, "err", err)
 		return toolError(workspace.Wrap(workspace.CodeInternal, err, "internal error"))
 	}
-	if len(b) > MaxResultBytes {
+	if len(b) > interfaces.MaxResultBytes {
 		return tooLarge(len(b))
 	}
 	return res
@@ -248,8 +249,7 @@ func resultBound(ans answer) int {
 }
 
 func tooLarge(n int) *mcp.CallToolResult {
-	return toolError(workspace.Errorf(workspace.CodeOutputBudgetExceeded,
-		"the result is %d bytes, over the %d-byte limit of an MCP tool result: ask for less (a smaller limit or budget, a narrower filter, or no include_content)", n, MaxResultBytes))
+	return toolError(render.CheckResultSize(n))
 }
 
 // failure is what a call that failed with err answers, and logs what the
