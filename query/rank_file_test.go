@@ -360,3 +360,34 @@ func TestQualifierNamesThePackage(t *testing.T) {
 		t.Fatalf("first hits %v, want sync/mutex.go first", firstPaths(res.Hits, 3))
 	}
 }
+
+// A file made for one platform ranks after the portable one, unless the
+// question names the platform.
+func TestPlatformVariantsAfterPortableCode(t *testing.T) {
+	env := newSearchEnv(t)
+	body := "package x509\n\n// verify the certificate chain up to a trusted root, checking each signature.\nfunc %s() {}\n"
+	env.folder("go", "default", map[string]string{
+		"x509/verify.go":       fmt.Sprintf(body, "verifyChain"),
+		"x509/root_windows.go": fmt.Sprintf(body, "verifyChainWindows") + "\n// verify the certificate chain again: trusted root certificate chain.\nfunc more() {}\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "verify a certificate chain up to a trusted root"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "x509/verify.go" {
+		t.Errorf("first hit %v, want x509/verify.go", got)
+	}
+	res = env.search(env.all, QueryRequest{Question: "verify a certificate chain up to a trusted root on windows"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "x509/root_windows.go" {
+		t.Errorf("naming the platform: first hit %v, want x509/root_windows.go", got)
+	}
+}
+
+func TestPlatformOf(t *testing.T) {
+	for p, want := range map[string]bool{
+		"net/fd_windows.go": true, "runtime/sys_linux_amd64.s": true, "os/exec/lp_unix.go": true,
+		"src/win32/io.c": true, "library/std/src/sys/unix/fs.rs": true,
+		"windows.go": false, "net/dial.go": false, "cmd/go/main.go": false, "arm/README.md": true,
+	} {
+		if got := platformOf(p); got != want {
+			t.Errorf("platformOf(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
