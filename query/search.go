@@ -419,7 +419,7 @@ func (c *candidate) decodeHeadings() {
 }
 
 // toHit turns a ranked candidate into a Hit with its snippet.
-func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
+func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 	hp := c.headings
 	text := c.text
 	return Hit{
@@ -430,6 +430,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		Language:    c.language,
 		Role:        c.role,
 		Path:        c.path,
+		File:        file.abs,
 		Title:       c.title,
 		HeadingPath: hp,
 		Span:        Span{StartLine: c.startLine, EndLine: c.endLine},
@@ -437,7 +438,7 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		Snippet:     makeSnippet(m, terms, c.text, c.codeTerms),
 		Text:        &text,
 		Hash:        c.hash,
-		Stale:       stale,
+		Stale:       file.stale,
 	}
 }
 
