@@ -156,9 +156,19 @@ func blockParts(f Format, it item) (head, tail string) {
 	return "", ""
 }
 
-// citation is "path:start-end" for the lines shown.
+// citation is "file:start-end" for the lines shown: the file's absolute
+// path when the hit has one (so that it opens as it is, and two sources
+// never share a header), else its path.
 func citation(it item) string {
-	return oneLine(it.h.Path) + ":" + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown)
+	return oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown)
+}
+
+// hitFile is where a hit's file is: File, else Path.
+func hitFile(h *query.Hit) string {
+	if h.File != "" {
+		return h.File
+	}
+	return h.Path
 }
 
 // headingContext is the heading path, or the title when there is none.
@@ -166,7 +176,7 @@ func headingContext(h *query.Hit) string {
 	if len(h.HeadingPath) > 0 {
 		return oneLine(strings.Join(h.HeadingPath, " > "))
 	}
-	if h.Title != "" && h.Title != h.Path {
+	if h.Title != "" && h.Title != h.Path && h.Title != h.File {
 		return oneLine(h.Title)
 	}
 	return ""
@@ -309,7 +319,7 @@ func documentKey(h *query.Hit) string { return h.SourceID + "\x00" + h.Path }
 func sectionKey(h *query.Hit) string  { return strings.Join(h.HeadingPath, "\x00") }
 
 func documentOpen(h *query.Hit) string {
-	open := `<document path="` + attr(h.Path) + `" kind="` + attr(h.Kind) + `" source="` + attr(h.SourceID) + `" revision="` + attr(h.RevisionID) + `"`
+	open := `<document path="` + attr(hitFile(h)) + `" kind="` + attr(h.Kind) + `" source="` + attr(h.SourceID) + `" revision="` + attr(h.RevisionID) + `"`
 	if h.Title != "" {
 		open += ` title="` + attr(h.Title) + `"`
 	}
