@@ -422,6 +422,7 @@ func (c *candidate) decodeHeadings() {
 func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 	hp := c.headings
 	text := c.text
+	snippet, from, to := makeSnippet(m, terms, c.text, c.codeTerms)
 	return Hit{
 		EvidenceID:  c.evidenceID,
 		SourceID:    c.sourceID,
@@ -435,7 +436,8 @@ func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 		HeadingPath: hp,
 		Span:        Span{StartLine: c.startLine, EndLine: c.endLine},
 		Score:       roundScore(c.score),
-		Snippet:     makeSnippet(m, terms, c.text, c.codeTerms),
+		Snippet:     snippet,
+		Focus:       focusOf(c.text, c.startLine, from, to),
 		Text:        &text,
 		Hash:        c.hash,
 		Stale:       file.stale,

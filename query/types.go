@@ -91,6 +91,11 @@ type Hit struct {
 	// has none (inspect and tychora://evidence/{id} give it).
 	Hash  string `json:"hash,omitempty"`
 	Stale bool   `json:"stale"`
+	// Focus is the span of the lines that hold the best matches of the
+	// question (those of the snippet); nil when no term matched a word of
+	// the text. It does not travel: the fitter shows these lines first when
+	// the unit does not fit whole.
+	Focus *Span `json:"-"`
 }
 
 // BudgetInfo reports how the answer was sized. UsedTokens counts the exact

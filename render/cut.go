@@ -130,7 +130,11 @@ func (c *cutPlan) at(j int) (query.Hit, string, item, string) {
 		return h, core, item{}, ""
 	}
 	h = citationOf(h)
-	it := item{h: c.hit, text: c.san[:c.sanCuts[j]], cut: true, shown: c.hit.Span.StartLine + j}
+	start := c.hit.Span.StartLine
+	if c.hit.Excerpt != nil {
+		start = c.hit.Excerpt.StartLine
+	}
+	it := item{h: c.hit, text: c.san[:c.sanCuts[j]], cut: true, start: start, shown: start + j}
 	head, tail := blockParts(c.f.f, it)
 	block := head + it.text + tail
 	counted, ctail := block, tail

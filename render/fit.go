@@ -39,6 +39,13 @@ type FitInput struct {
 	// ever disagree, fits again counting whole strings only. It costs one
 	// full count (about 1–3 ms for 4,000 tokens).
 	Verify bool
+	// Pack plans the answer before fitting it (pack.go): as many distinct
+	// places as the budget can show, each at least the lines that match
+	// the question (Hit.Focus), then more lines of each in rank order. A
+	// hit shown in part carries its lines in Text and their span in
+	// Excerpt. Without Pack, hits are shown whole in rank order and the
+	// last cut after its first lines.
+	Pack bool
 	// NextCursor, when set, gives next_cursor for an answer that returns
 	// only the first returned hits of the page (a cut hit counts as
 	// returned), returned < len(Result.Hits): the next page must then start
@@ -92,6 +99,14 @@ func Fit(ctx context.Context, in FitInput) (*FitOutput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Pack && len(in.Result.Hits) > 0 {
+		return packFit(ctx, c, in)
+	}
+	return fitOnce(ctx, c, in)
+}
+
+// fitOnce fits in as it is.
+func fitOnce(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	out, err := newFitter(ctx, c, in, false).fit()
 	if err != nil || !in.Verify {
 		return out, err

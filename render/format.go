@@ -68,20 +68,25 @@ func Render(f Format, hits []query.Hit) string {
 type item struct {
 	h     *query.Hit
 	text  string // valid UTF-8, ends in "\n" unless empty
-	cut   bool   // text is a prefix of the evidence
+	cut   bool   // text is a prefix of what the hit shows
+	start int    // first line shown
 	shown int    // last line shown
 }
 
-// newItem prepares h with its own Text (nil and "" show no text).
+// newItem prepares h with its own Text (nil and "" show no text). A hit
+// with an Excerpt shows those lines.
 func newItem(h *query.Hit, cut bool) item {
-	it := item{h: h, cut: cut, shown: h.Span.EndLine}
+	it := item{h: h, cut: cut, start: h.Span.StartLine, shown: h.Span.EndLine}
+	if h.Excerpt != nil {
+		it.start, it.shown = h.Excerpt.StartLine, h.Excerpt.EndLine
+	}
 	if h.Text != nil && *h.Text != "" {
 		it.text = validUTF8(*h.Text)
 		if !strings.HasSuffix(it.text, "\n") {
 			it.text += "\n"
 		}
 		if cut {
-			it.shown = h.Span.StartLine + strings.Count(it.text, "\n") - 1
+			it.shown = it.start + strings.Count(it.text, "\n") - 1
 		}
 	}
 	return it
@@ -160,7 +165,7 @@ func blockParts(f Format, it item) (head, tail string) {
 // path when the hit has one (so that it opens as it is, and two sources
 // never share a header), else its path.
 func citation(it item) string {
-	return oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown)
+	return oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.start) + "-" + strconv.Itoa(it.shown)
 }
 
 // hitFile is where a hit's file is: File, else Path.
@@ -184,7 +189,10 @@ func headingContext(h *query.Hit) string {
 
 func flags(it item) string {
 	var b strings.Builder
-	if it.cut {
+	switch {
+	case it.h.Excerpt != nil:
+		b.WriteString(" (excerpt of " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
+	case it.cut:
 		b.WriteString(" (truncated; evidence spans " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	}
 	if it.h.Stale {
@@ -238,11 +246,14 @@ func chunkHead(it item) string {
 	b.WriteString(`<chunk id="`)
 	b.WriteString(attr(it.h.EvidenceID))
 	b.WriteString(`" lines="`)
-	b.WriteString(strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown))
+	b.WriteString(strconv.Itoa(it.start) + "-" + strconv.Itoa(it.shown))
 	b.WriteString(`" hash="`)
 	b.WriteString(attr(it.h.Hash))
 	b.WriteString(`"`)
-	if it.cut {
+	switch {
+	case it.h.Excerpt != nil:
+		b.WriteString(` excerpt="true" span="` + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + `"`)
+	case it.cut:
 		b.WriteString(` truncated="true" span="` + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + `"`)
 	}
 	if it.h.Stale {
