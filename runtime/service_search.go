@@ -150,6 +150,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		MaxTokens:  maxTokens,
 		Counter:    counter,
 		Format:     format,
+		Pack:       true,
 		NextCursor: own.pageCursor(p, &r),
 	})
 	if err != nil {

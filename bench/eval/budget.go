@@ -16,12 +16,14 @@ import (
 //
 // For each query and budget, the eval makes the call a client makes when
 // it asks with a budget only — the request {"question": q, "budget":
-// {"max_tokens": B}} (plus -profile when given), so the default limit of 10
-// and the workspace's default token counter, o200k_base — with render
+// {"max_tokens": B}} (plus -profile when given), so the page a budget
+// without a limit gets (query.BudgetPageLimit, 50) and the workspace's
+// default token counter, o200k_base — with render
 // agent@1, and builds the answer as runtime.(*Local).Search does:
 // query.Normalize, Engine.Search, then render.Fit over the ranked page with
 // a fresh run id, the request echo, total_matches and next_cursor, the
-// budget's max_tokens, the counter and the format, sharing one render.Memo
+// budget's max_tokens, the counter and the format, packed (FitInput.Pack),
+// sharing one render.Memo
 // (the service's cached hit costs and Memo change the cost of a fit, never
 // its answer). The hits of the fitted answer (fit.Result.Hits, whole or
 // cut at a line boundary) map to documents by path, as collect does.
@@ -158,6 +160,7 @@ func budgetAnswers(ctx context.Context, engine *query.Engine, p workspace.Princi
 					MaxTokens: maxTokens,
 					Counter:   counterName,
 					Format:    format,
+					Pack:      true,
 				})
 				if err != nil {
 					return nil, fmt.Errorf("query %s, budget %d: %w", q.ID, b, err)
