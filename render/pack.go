@@ -45,19 +45,24 @@ func estimateText(s string, rendered bool) int {
 	if rendered {
 		n += len(s)
 	}
-	return (n + 3) / 4
+	return (n*10 + 31) / 32 // about 3.2 bytes a token
 }
 
-// newPackHit prepares h: its lines, their costs and its focus.
-func newPackHit(h *query.Hit, f Format) packHit {
-	p := packHit{over: 24, whole: true}
+// newPackHit prepares h: its lines, their costs and its focus. What the
+// hit costs without its text is counted exactly: its JSON, and under a
+// render its header, in the text and escaped in "rendered".
+func newPackHit(c *Counter, h *query.Hit, f Format) packHit {
+	p := packHit{over: 4, whole: true}
+	sh := *h
+	sh.Text = nil
 	if f != FormatNone {
-		// The header, in the text and escaped in "rendered".
-		p.over += 2 * (len(hitFile(h)) + len(headingContext(h)) + 24) / 4
-	} else {
-		p.over += (len(h.Snippet) + len(h.Title) + len(h.Hash) + 60) / 4
+		sh = citationOf(sh)
+		head, _ := blockParts(f, newItem(h, false))
+		p.over += c.Count(head) + c.Count(escapeJSON(head))
 	}
-	p.over += (len(h.File) + len(h.Path) + len(h.EvidenceID) + len(h.SourceID)) / 4
+	if core, err := coreOf(&sh); err == nil {
+		p.over += c.Count(core)
+	}
 	if h.Text == nil || *h.Text == "" {
 		return p
 	}
@@ -140,10 +145,10 @@ func (p *packHit) grow(room int) int {
 // packPlan plans hits into room tokens (the budget less the empty
 // answer), returning the hits to fit, how many are planned places, and
 // the estimated cost of each.
-func packPlan(f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
+func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
 	ps := make([]packHit, len(hits))
 	for i := range hits {
-		ps[i] = newPackHit(&hits[i], f)
+		ps[i] = newPackHit(c, &hits[i], f)
 	}
 	// Places: each hit at its focus (or whole when that is about as
 	// cheap), in rank order, while they fit.
@@ -205,7 +210,7 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	var best *FitOutput
 	for range 3 {
 		room := int(float64(in.MaxTokens-env) / scale)
-		planned, places, est := packPlan(in.Format, in.Result.Hits, room)
+		planned, places, est := packPlan(c, in.Format, in.Result.Hits, room)
 		pin := in
 		pin.Result.Hits = planned
 		out, err := fitOnce(ctx, c, pin)
@@ -221,13 +226,15 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		if got >= places && (got == len(planned) || used*10 >= in.MaxTokens*9) {
 			break
 		}
-		// Correct the estimate by what the returned hits cost exactly.
+		// Correct the estimate by what the returned hits cost exactly (by
+		// half again when not even the first planned place came back).
 		want := 0
 		for i := range min(got, len(est)) {
 			want += est[i]
 		}
 		if want <= 0 || used <= env {
-			break
+			scale *= 1.5
+			continue
 		}
 		scale *= float64(used-env) / float64(want)
 		if scale <= 0 {
