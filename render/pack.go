@@ -12,9 +12,9 @@ import (
 // token: more distinct places before more lines of one place.
 //
 //  1. Places: in rank order, every hit that fits with at least its focus
-//     lines (the lines of its best matches, Hit.Focus, at most
-//     focusLines of them; the first lines when nothing matched) is a
-//     place, until the budget is spent.
+//     (the first focusLines lines of Hit.Focus, the lines of its best
+//     matches; its first line when nothing matched) is a place, until the
+//     budget is spent.
 //  2. Lines: what is left goes to the places in rank order, each grown
 //     from its focus by whole lines, after and before in turn, up to the
 //     whole unit.
@@ -25,8 +25,10 @@ import (
 // sizes the planned hits exactly, and a plan that missed is planned again
 // with the estimate corrected by what Fit measured.
 
-// focusLines bounds the lines a place starts with.
-const focusLines = 6
+// focusLines bounds the lines a place starts with: one, so that a small
+// budget shows as many places as it can (each place costs its citation and
+// its header twice beyond its lines).
+const focusLines = 1
 
 // packHit is one hit as the planner sees it.
 type packHit struct {
