@@ -154,10 +154,17 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 	}
 	// Places: each hit at its focus (or whole when that is about as
 	// cheap), in rank order, while they fit.
+	// A focus line over a quarter of the room (a paragraph on one line,
+	// say) gives way to the unit's first line when that is cheaper (a
+	// title, a signature): a place is worth more than one long line.
+	share := room / 4
 	for i := range ps {
 		p := &ps[i]
 		if len(p.lines) > 0 {
 			p.whole = false
+			if p.shownCost()-p.over > share && p.lo > 0 && p.cost[0] < p.cost[p.lo] {
+				p.lo, p.hi = 0, 0
+			}
 			if p.wholeCost() <= p.shownCost()*3/2 {
 				p.whole = true
 			}
