@@ -179,6 +179,30 @@ func TestRenderedAnswerInEveryClientView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Whole files and ranges over MCP: inspect content, on each transport.
+	for _, tc := range transports {
+		tap := &wireTap{}
+		cs := tc.connect(t, tap, "2025-11-25")
+		src := callStatusSource(t, ctx, cs)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "inspect", Arguments: map[string]any{"request": map[string]any{
+			"subject": "content", "source_id": src, "path": "budget/fit.go", "start_line": 4, "end_line": 5}}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: inspect content: %v %+v", tc.name, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var fc struct {
+			Result struct {
+				Text  string `json:"text"`
+				File  string `json:"file"`
+				Stale bool   `json:"stale"`
+			} `json:"result"`
+		}
+		lines := strings.SplitAfter(code, "\n")
+		if err := json.Unmarshal(b, &fc); err != nil || fc.Result.Text != lines[3]+lines[4] || fc.Result.File != wantFile || fc.Result.Stale {
+			t.Fatalf("%s: inspect content 4-5: %s", tc.name, b)
+		}
+		cs.Close()
+	}
 	for _, tc := range transports {
 		for _, version := range []string{"2025-11-25", "2025-03-26"} {
 			for _, format := range []string{"agent@1", "markdown@1", "hierarchical-evidence@1"} {
@@ -274,4 +298,23 @@ func TestRenderedAnswerInEveryClientView(t *testing.T) {
 			}
 		}
 	}
+}
+
+// callStatusSource is the id of the one source discover lists.
+func callStatusSource(t *testing.T, ctx context.Context, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"request": map[string]any{"subject": "sources"}}})
+	if err != nil || res.IsError {
+		t.Fatalf("discover sources: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var d struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil || len(d.Items) != 1 {
+		t.Fatalf("discover sources: %s", b)
+	}
+	return d.Items[0].ID
 }
