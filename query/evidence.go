@@ -52,6 +52,12 @@ func GetEvidence(ctx context.Context, db *workspace.DB, p workspace.Principal, i
 	if e.HeadingPath == nil {
 		e.HeadingPath = []string{}
 	}
+	if e.Level == "document" && e.Text == "" {
+		// A document's text is the file's, as its leaves indexed it.
+		if e.Text, err = DocumentText(ctx, db.R, e.SourceID, e.Path); err != nil {
+			return Evidence{}, err
+		}
+	}
 	f.Path, f.Size, f.MtimeNs, f.SHA256 = e.Path, fsize.Int64, fmtimeNs.Int64, fsha.String
 	e.Stale = !fsha.Valid || IsStale(f)
 	return e, nil

@@ -438,9 +438,10 @@ func (c *candidate) decodeHeadings() {
 }
 
 // toHit turns a ranked candidate into a Hit with its snippet.
-func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
+func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 	hp := c.headings
 	text := c.text
+	snippet, from, to := makeSnippet(m, terms, c.text, c.codeTerms)
 	return Hit{
 		EvidenceID:  c.evidenceID,
 		SourceID:    c.sourceID,
@@ -449,14 +450,16 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		Language:    c.language,
 		Role:        c.role,
 		Path:        c.path,
+		File:        file.abs,
 		Title:       c.title,
 		HeadingPath: hp,
 		Span:        Span{StartLine: c.startLine, EndLine: c.endLine},
 		Score:       roundScore(c.score),
-		Snippet:     makeSnippet(m, terms, c.text, c.codeTerms),
+		Snippet:     snippet,
+		Focus:       focusOf(c.text, c.startLine, from, to),
 		Text:        &text,
 		Hash:        c.hash,
-		Stale:       stale,
+		Stale:       file.stale,
 	}
 }
 

@@ -21,6 +21,10 @@ const (
 	// DefaultLimit and MaxLimit bound QueryRequest.Limit.
 	DefaultLimit = 10
 	MaxLimit     = 100
+	// BudgetPageLimit is the page of a request that names a budget and no
+	// limit: as many places as the budget can show, up to this many (the
+	// fitter decides how many fit).
+	BudgetPageLimit = 50
 	// MaxQuestionBytes bounds the question's UTF-8 size, MaxQuestionTerms
 	// the number of words (tokens) in it.
 	MaxQuestionBytes = 8 << 10
@@ -106,6 +110,8 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 	}
 
 	switch {
+	case req.Limit == 0 && req.Budget != nil && req.Budget.MaxTokens > 0:
+		out.Limit = BudgetPageLimit
 	case req.Limit == 0:
 		out.Limit = DefaultLimit
 	case req.Limit < 0 || req.Limit > MaxLimit:

@@ -27,9 +27,22 @@ func TestNormalizeDefaults(t *testing.T) {
 		n.Budget.MaxTokens != 500 || n.Limit != 100 {
 		t.Errorf("normalized %+v %+v", n, n.Filters)
 	}
+	// A budget and no limit: a page sized by the budget; a limit wins.
+	for _, c := range []struct {
+		req  QueryRequest
+		want int
+	}{
+		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: 1000}}, BudgetPageLimit},
+		{QueryRequest{Question: "x", Budget: &Budget{Counter: "cl100k_base"}}, DefaultLimit},
+		{QueryRequest{Question: "x", Limit: 7, Budget: &Budget{MaxTokens: 1000}}, 7},
+	} {
+		if n, err := Normalize(c.req); err != nil || n.Limit != c.want {
+			t.Errorf("%+v: limit %d (%v), want %d", c.req.Budget, n.Limit, err, c.want)
+		}
+	}
 	// Equivalent requests have the same page key; a different one not.
 	a, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"code", "markdown"}}})
-	b, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"markdown", "code"}}, Budget: &Budget{MaxTokens: 9}})
+	b, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"markdown", "code"}}, Limit: DefaultLimit, Budget: &Budget{MaxTokens: 9}})
 	c, _ := Normalize(QueryRequest{Question: "x", Filters: &Filters{Kinds: []string{"code"}}})
 	if pageKey(a) != pageKey(b) || pageKey(a) == pageKey(c) {
 		t.Errorf("page keys: %s %s %s", pageKey(a), pageKey(b), pageKey(c))

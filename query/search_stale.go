@@ -23,16 +23,24 @@ type fileKey struct {
 	path   string
 }
 
-// staleFiles reports, for each file of the page, whether it is stale.
-func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]bool, error) {
-	keys := map[fileKey]bool{}
+// fileInfo is what a hit says of its file: whether it is stale, and its
+// absolute path on disk ("" when the index has no record of it).
+type fileInfo struct {
+	stale bool
+	abs   string
+}
+
+// staleFiles reports, for each file of the page, whether it is stale and
+// where it is on disk.
+func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]fileInfo, error) {
+	keys := map[fileKey]fileInfo{}
 	var pairs [][2]string
 	for _, c := range page {
 		k := fileKey{c.sourceID, c.path}
 		if _, ok := keys[k]; ok {
 			continue
 		}
-		keys[k] = true // stale until the files table says otherwise
+		keys[k] = fileInfo{stale: true} // stale until the files table says otherwise
 		pairs = append(pairs, [2]string{c.sourceID, c.path})
 	}
 	if len(pairs) == 0 {
@@ -55,7 +63,8 @@ func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) 
 		if err := rows.Scan(&k.source, &k.path, &size, &mtime, &sha, &kind, &root); err != nil {
 			return nil, fmt.Errorf("search: stale check: %w", err)
 		}
-		keys[k] = IsStale(FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String})
+		st := FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String}
+		keys[k] = fileInfo{stale: IsStale(st), abs: st.abs()}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: stale check: %w", err)

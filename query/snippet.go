@@ -26,8 +26,9 @@ import (
 // ellipses).
 const snippetBytes = 240
 
-// makeSnippet returns the best window of text for the query terms.
-func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) string {
+// makeSnippet returns the best window of text for the query terms, and
+// the byte range [from, to) of the matches it holds (-1, -1 without any).
+func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) (snippet string, from, to int) {
 	hits, _ := m.scan(text, nil)
 	if missing := missingTerms(hits, terms); missing != 0 && m.anyIn(codeTerms, missing) {
 		// A term that matched no whole token is among the text's
@@ -39,7 +40,7 @@ func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) string {
 		for end < len(text) && end > 0 && !utf8.RuneStart(text[end]) {
 			end--
 		}
-		return clipWindow(text, 0, end, 0, 0)
+		return clipWindow(text, 0, end, 0, 0), -1, -1
 	}
 	counts := make([]int, len(terms))
 	bestScore, bestI, bestJ := -1.0, 0, 0
@@ -67,7 +68,7 @@ func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) string {
 			bestScore, bestI, bestJ = score, i, j
 		}
 	}
-	from, to := int(hits[bestI].start), int(hits[bestJ].end)
+	from, to = int(hits[bestI].start), int(hits[bestJ].end)
 	// Widen to snippetBytes: up to a third before the matches, the rest
 	// after.
 	start, end := from, to
@@ -78,7 +79,19 @@ func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) string {
 			start = max(0, end-snippetBytes)
 		}
 	}
-	return clipWindow(text, start, end, from, to)
+	return clipWindow(text, start, end, from, to), from, to
+}
+
+// focusOf is the span of the lines that hold text[from:to), the matches of
+// a snippet, in a unit whose text starts at line first; nil when there is
+// no match.
+func focusOf(text string, first, from, to int) *Span {
+	if from < 0 || to <= from || to > len(text) {
+		return nil
+	}
+	a := first + strings.Count(text[:from], "\n")
+	b := a + strings.Count(text[from:to-1], "\n")
+	return &Span{StartLine: a, EndLine: b}
 }
 
 // clipWindow returns text[start:end] moved to word boundaries without

@@ -55,24 +55,47 @@ type Span struct {
 type Hit struct {
 	EvidenceID string `json:"evidence_id"`
 	SourceID   string `json:"source_id"`
-	RevisionID string `json:"revision_id"`
-	Kind       string `json:"kind"`
-	Language   string `json:"language"`
+	// RevisionID, Kind, Language, Role, Title and HeadingPath are left
+	// out of a citation under a render, which shows what a reader needs of
+	// them; inspect and tychora://evidence/{id} give them all.
+	RevisionID string `json:"revision_id,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Language   string `json:"language,omitempty"`
 	// Role is the role of the hit's file (source, test, example, ...;
 	// discover facets lists them). Search sets it on every hit.
-	Role        string   `json:"role,omitempty"`
-	Path        string   `json:"path"`
-	Title       string   `json:"title"`
-	HeadingPath []string `json:"heading_path"`
+	Role string `json:"role,omitempty"`
+	// Path is the file's path relative to its source's root, '/'-separated
+	// (what filters.paths match).
+	Path string `json:"path"`
+	// File is the file's absolute path on disk, to open it with no further
+	// call: the source root joined with Path, or the file a file source
+	// names. Empty when the index has no record of the file.
+	File        string   `json:"file,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	HeadingPath []string `json:"heading_path,omitempty"`
 	Span        Span     `json:"span"`
 	Score       float64  `json:"score"`
-	Snippet     string   `json:"snippet"`
-	Text        *string  `json:"text,omitempty"`
+	// Snippet is the window of the text that holds the most of the
+	// question. A citation under a render has none (the rendered text
+	// shows the lines).
+	Snippet string  `json:"snippet,omitempty"`
+	Text    *string `json:"text,omitempty"`
 	// Truncated is true when Text was cut at a line boundary to fit the
 	// budget; Span still names the whole evidence.
-	Truncated bool   `json:"truncated,omitempty"`
-	Hash      string `json:"hash"`
-	Stale     bool   `json:"stale"`
+	Truncated bool `json:"truncated,omitempty"`
+	// Excerpt, when set, is the span of the lines an answer shows of a
+	// unit too large for its share of the budget: the lines that match the
+	// question, whole. Span still names the whole evidence.
+	Excerpt *Span `json:"excerpt,omitempty"`
+	// Hash is the sha256 of the evidence text; a citation under a render
+	// has none (inspect and tychora://evidence/{id} give it).
+	Hash  string `json:"hash,omitempty"`
+	Stale bool   `json:"stale"`
+	// Focus is the span of the lines that hold the best matches of the
+	// question (those of the snippet); nil when no term matched a word of
+	// the text. It does not travel: the fitter shows these lines first when
+	// the unit does not fit whole.
+	Focus *Span `json:"-"`
 }
 
 // BudgetInfo reports how the answer was sized. UsedTokens counts the exact

@@ -55,6 +55,7 @@ func HitCostOf(counter string, f Format, h query.Hit) (HitCost, error) {
 type parts struct {
 	core  string  // structured fragment (see HitCost.JSONTokens)
 	block string  // rendered block ("" without a render)
+	esc   string  // the block as it is spelled inside the JSON's "rendered"
 	it    item    // the hit as the renderers see it
 	cost  HitCost // fingerprints only: estimate copies it into f.costs with the counts
 }
@@ -65,7 +66,7 @@ func partsOf(f Format, h *query.Hit) (parts, error) {
 	sh := *h
 	sh.Truncated = false
 	if f != FormatNone {
-		sh.Text = nil
+		sh = citationOf(sh)
 	}
 	core, err := coreOf(&sh)
 	if err != nil {
@@ -74,8 +75,31 @@ func partsOf(f Format, h *query.Hit) (parts, error) {
 	p := parts{core: core}
 	if f != FormatNone {
 		p.block = blockFor(f, newItem(h, false))
+		p.esc = escapeJSON(p.block)
 	}
 	return p, nil
+}
+
+// citationOf is h as it travels under a render: a compact citation that
+// does not repeat what the rendered text shows. It keeps the ids a caller
+// follows (evidence_id, source_id), where the file is (path, file), the
+// lines (span, excerpt), the score and the flags; the text, snippet, hash,
+// revision, kind, language, role, title and heading path stay reachable
+// through inspect and tychora://evidence/{id}.
+func citationOf(h query.Hit) query.Hit {
+	return query.Hit{EvidenceID: h.EvidenceID, SourceID: h.SourceID, Path: h.Path, File: h.File,
+		Span: h.Span, Score: h.Score, Truncated: h.Truncated, Excerpt: h.Excerpt, Stale: h.Stale}
+}
+
+// escapeJSON is s as it is spelled inside a JSON string by json.Marshal
+// (without the quotes). Escaping goes character by character, so the
+// escape of a concatenation is the concatenation of the escapes.
+func escapeJSON(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil || len(b) < 2 {
+		return s // a string always marshals
+	}
+	return string(b[1 : len(b)-1])
 }
 
 // coreOf marshals h and strips the `{"` and `}` around it: the fragment of

@@ -55,7 +55,7 @@ func (f *fitter) newCut(k, need int) (*cutPlan, error) {
 	hc := *h
 	hc.Truncated = true
 	if f.f != FormatNone {
-		hc.Text = nil
+		hc = citationOf(hc)
 		core, err := coreOf(&hc)
 		if err != nil {
 			return nil, err
@@ -129,8 +129,12 @@ func (c *cutPlan) at(j int) (query.Hit, string, item, string) {
 		}
 		return h, core, item{}, ""
 	}
-	h.Text = nil
-	it := item{h: c.hit, text: c.san[:c.sanCuts[j]], cut: true, shown: c.hit.Span.StartLine + j}
+	h = citationOf(h)
+	start := c.hit.Span.StartLine
+	if c.hit.Excerpt != nil {
+		start = c.hit.Excerpt.StartLine
+	}
+	it := item{h: c.hit, text: c.san[:c.sanCuts[j]], cut: true, start: start, shown: start + j}
 	head, tail := blockParts(c.f.f, it)
 	block := head + it.text + tail
 	counted, ctail := block, tail
@@ -172,7 +176,8 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 		return nil, err
 	}
 	// probe is the total of cut j: exact but for the widest-number tail.
-	extra := f.headers(k)
+	hRaw, hEsc := f.headers(k)
+	extra := hRaw + hEsc
 	if k > 0 {
 		extra += f.t.count(`},{"`)
 	}
@@ -184,9 +189,10 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 		_, core, _, block := c.at(j)
 		total := base + extra + f.t.count(core)
 		if f.f == FormatMarkdown {
-			total += f.t.count(block[:len(block)-1]) // the last block, without its blank line
-		} else if f.f != FormatNone {
-			total += f.t.count(block)
+			block = block[:len(block)-1] // the last block, without its blank line
+		}
+		if f.f != FormatNone {
+			total += f.t.count(block) + f.t.count(escapeJSON(block))
 		}
 		probes[j] = total
 		return total

@@ -39,6 +39,13 @@ type FitInput struct {
 	// ever disagree, fits again counting whole strings only. It costs one
 	// full count (about 1–3 ms for 4,000 tokens).
 	Verify bool
+	// Pack plans the answer before fitting it (pack.go): as many distinct
+	// places as the budget can show, each at least the lines that match
+	// the question (Hit.Focus), then more lines of each in rank order. A
+	// hit shown in part carries its lines in Text and their span in
+	// Excerpt. Without Pack, hits are shown whole in rank order and the
+	// last cut after its first lines.
+	Pack bool
 	// NextCursor, when set, gives next_cursor for an answer that returns
 	// only the first returned hits of the page (a cut hit counts as
 	// returned), returned < len(Result.Hits): the next page must then start
@@ -50,13 +57,16 @@ type FitInput struct {
 
 // FitOutput is a fitted answer: exactly what to send.
 type FitOutput struct {
-	// Result is the fitted answer, Rendered nil. Structured is its encoding.
+	// Result is the fitted answer; under a render its Rendered holds the
+	// rendered text. Structured is its encoding.
 	Result query.QueryResult
 	// Structured holds the structuredContent bytes: json.Marshal(Result),
 	// compact and HTML-escaped. Hand them to the SDK as json.RawMessage.
+	// Under a render they carry the rendered text in "rendered", so that a
+	// client that shows a model only structuredContent shows it the answer.
 	Structured []byte
-	// Rendered is the text block (MCP) or the "rendered" field (/v1); ""
-	// without a render.
+	// Rendered is the text block (MCP) and the "rendered" field; "" without
+	// a render.
 	Rendered string
 	// Costs has one entry per input hit: the cost of each hit Fit counted
 	// whole (the zero HitCost for the others, among them a hit found not
@@ -64,16 +74,10 @@ type FitOutput struct {
 	Costs []HitCost
 }
 
-// V1JSON is the /v1 response body: Result with "rendered" added when a
-// render was asked for. budget.used_tokens keeps the MCP count (see
-// docs/render.md): the budget is defined on what an MCP client receives.
+// V1JSON is the /v1 response body: Structured, which holds "rendered" when
+// a render was asked for (docs/render.md).
 func (o *FitOutput) V1JSON() ([]byte, error) {
-	if o.Result.Budget.RenderTarget == nil {
-		return o.Structured, nil
-	}
-	r := o.Result
-	r.Rendered = &o.Rendered
-	return json.Marshal(r)
+	return o.Structured, nil
 }
 
 // Fit sizes an answer to its budget on the exact bytes a client receives
@@ -95,6 +99,14 @@ func Fit(ctx context.Context, in FitInput) (*FitOutput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Pack && len(in.Result.Hits) > 0 {
+		return packFit(ctx, c, in)
+	}
+	return fitOnce(ctx, c, in)
+}
+
+// fitOnce fits in as it is.
+func fitOnce(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	out, err := newFitter(ctx, c, in, false).fit()
 	if err != nil || !in.Verify {
 		return out, err
@@ -127,6 +139,9 @@ type fitter struct {
 	// tail and ren[k] the rendered tokens, for k whole hits.
 	tails    map[int]int
 	pre, ren []int
+	// escs[k] is the tokens the rendered text of k whole hits costs again
+	// inside the structured JSON, in "rendered".
+	escs []int
 	// cursor and cursors: FitInput.NextCursor and its answers by returned.
 	cursor  func(int) *string
 	cursors map[int]*string
@@ -313,6 +328,11 @@ func (f *fitter) skeleton(p plan, s, r int) query.QueryResult {
 		Target: Target, RenderTarget: f.f.Target()}
 	res.ContentTotals = query.ContentTotals{HitsAvailable: f.n, HitsReturned: p.returned(),
 		StructuredTokens: s, RenderedTokens: r}
+	if f.f != FormatNone {
+		// A placeholder: finalize spells the rendered text in its place.
+		empty := ""
+		res.Rendered = &empty
+	}
 	return res
 }
 
@@ -445,7 +465,7 @@ func (f *fitter) startEstimates() error {
 	if err != nil {
 		return err
 	}
-	f.pre, f.ren = []int{f.t.sum(headSegs(head + `{"`))}, []int{0}
+	f.pre, f.ren, f.escs = []int{f.t.sum(headSegs(head + `{"`))}, []int{0}, []int{0}
 	return nil
 }
 
@@ -464,12 +484,12 @@ func (f *fitter) estimate(k int) (int, error) {
 		if i > 0 {
 			sep = f.t.count(`},{"`)
 		}
-		h := f.headers(i)
+		h, hEsc := f.headers(i)
 		tail, err := f.tail(i + 1)
 		if err != nil {
 			return 0, err
 		}
-		base := f.pre[i] + sep + f.ren[i] + h + tail
+		base := f.pre[i] + sep + f.ren[i] + f.escs[i] + h + hEsc + tail
 		// In range even for a max of MaxInt: base exceeds slack (the tail
 		// alone does), and wrapping in between cancels out.
 		room := f.max + slack - base
@@ -481,24 +501,30 @@ func (f *fitter) estimate(k int) (int, error) {
 		if !exact {
 			return base + core + block, nil
 		}
+		esc, exact := f.t.upTo(p.esc, room-core-block)
+		if !exact {
+			return base + core + block + esc, nil
+		}
 		f.costs[i] = p.cost
 		f.costs[i].JSONTokens, f.costs[i].RenderedTokens = core, block
 		f.pre = append(f.pre, f.pre[i]+sep+core)
 		f.ren = append(f.ren, f.ren[i]+block+h)
+		f.escs = append(f.escs, f.escs[i]+esc+hEsc)
 	}
 	tail, err := f.tail(k)
 	if err != nil {
 		return 0, err
 	}
-	f.guess = f.pre[k] + tail
-	return f.pre[k] + f.ren[k] + tail, nil
+	f.guess = f.pre[k] + f.escs[k] + tail
+	return f.pre[k] + f.ren[k] + f.escs[k] + tail, nil
 }
 
 // headers counts the hierarchical-evidence@1 elements hit i opens (and
-// closes) after hits [0,i): its document and its section, when new.
-func (f *fitter) headers(i int) int {
+// closes) after hits [0,i): its document and its section, when new; raw
+// in the text block, esc as spelled again in the JSON's "rendered".
+func (f *fitter) headers(i int) (raw, esc int) {
 	if f.f != FormatHierarchical {
-		return 0
+		return 0, 0
 	}
 	h := &f.hits[i]
 	dk, sk := documentKey(h), sectionKey(h)
@@ -512,14 +538,18 @@ func (f *fitter) headers(i int) int {
 			}
 		}
 	}
-	n := 0
+	var els []string
 	if newDoc {
-		n += f.t.count(documentOpen(h)) + f.t.count(documentClose)
+		els = append(els, documentOpen(h), documentClose)
 	}
 	if newSec {
-		n += f.t.count(sectionOpen(h)) + f.t.count(sectionClose)
+		els = append(els, sectionOpen(h), sectionClose)
 	}
-	return n
+	for _, e := range els {
+		raw += f.t.count(e)
+		esc += f.t.count(escapeJSON(e))
+	}
+	return raw, esc
 }
 
 // finalize builds plan p exactly. It iterates structured_tokens (and
@@ -543,7 +573,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 		h := f.hits[i]
 		h.Truncated = false
 		if f.f != FormatNone {
-			h.Text = nil
+			h = citationOf(h)
 		}
 		hits = append(hits, h)
 		cores = append(cores, pt.core)
@@ -558,6 +588,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 		blocks = append(blocks, block)
 	}
 	var rendered string
+	var escSegs []string
 	r := 0
 	if f.f != FormatNone {
 		segs := renderSegments(f.f, items, blocks, true)
@@ -566,6 +597,10 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 		}
 		r = f.t.sum(segs)
 		rendered = strings.Join(segs, "")
+		escSegs = make([]string, len(segs))
+		for i, seg := range segs {
+			escSegs[i] = escapeJSON(seg)
+		}
 	}
 	s := f.guess
 	seen := map[int]bool{}
@@ -575,11 +610,26 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 		if err != nil {
 			return nil, err
 		}
-		segs := structSegs(head, cores, tail)
+		var segs []string
+		if f.f == FormatNone {
+			segs = structSegs(head, cores, tail)
+		} else {
+			// The tail ends in the placeholder `"rendered":""}`: the
+			// rendered text goes between its quotes, spelled as JSON.
+			if !strings.HasSuffix(tail, `""}`) {
+				return nil, workspace.Errorf(workspace.CodeInternal, "encode result: rendered not found")
+			}
+			segs = structSegs(head, cores, tail[:len(tail)-2])
+			segs = append(segs, escSegs...)
+			segs = append(segs, `"}`)
+		}
 		s2 := f.t.sum(segs)
 		if s2 == s {
 			f.guess = s
 			res.Hits = hits
+			if f.f != FormatNone {
+				res.Rendered = &rendered
+			}
 			return &FitOutput{Result: res, Structured: []byte(strings.Join(segs, "")),
 				Rendered: rendered, Costs: f.costs}, nil
 		}

@@ -182,7 +182,10 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 			if h.Text != nil {
 				t.Fatalf("hit %d carries text under a render", i)
 			}
-			want.Text = nil
+			// A compact citation: ids, where, lines, score and flags.
+			want = query.Hit{EvidenceID: orig.EvidenceID, SourceID: orig.SourceID, Path: orig.Path,
+				File: orig.File, Span: orig.Span, Score: orig.Score, Truncated: h.Truncated,
+				Excerpt: orig.Excerpt, Stale: orig.Stale}
 		} else if h.Truncated {
 			if h.Text == nil || orig.Text == nil || !strings.HasPrefix(*orig.Text, *h.Text) ||
 				len(*h.Text) >= len(*orig.Text) || !strings.HasSuffix(*h.Text, "\n") {
@@ -206,6 +209,12 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 		}
 		if err := json.Unmarshal(v1, &body); err != nil || body.Rendered == nil || *body.Rendered != out.Rendered {
 			t.Fatalf("V1JSON does not carry the rendered text: %v", err)
+		}
+		// structuredContent carries it too, for clients that show a model
+		// nothing else.
+		body.Rendered = nil
+		if err := json.Unmarshal(out.Structured, &body); err != nil || body.Rendered == nil || *body.Rendered != out.Rendered {
+			t.Fatalf("the structured bytes do not carry the rendered text: %v", err)
 		}
 	} else if out.Rendered != "" {
 		t.Fatalf("rendered text without a render")

@@ -68,20 +68,25 @@ func Render(f Format, hits []query.Hit) string {
 type item struct {
 	h     *query.Hit
 	text  string // valid UTF-8, ends in "\n" unless empty
-	cut   bool   // text is a prefix of the evidence
+	cut   bool   // text is a prefix of what the hit shows
+	start int    // first line shown
 	shown int    // last line shown
 }
 
-// newItem prepares h with its own Text (nil and "" show no text).
+// newItem prepares h with its own Text (nil and "" show no text). A hit
+// with an Excerpt shows those lines.
 func newItem(h *query.Hit, cut bool) item {
-	it := item{h: h, cut: cut, shown: h.Span.EndLine}
+	it := item{h: h, cut: cut, start: h.Span.StartLine, shown: h.Span.EndLine}
+	if h.Excerpt != nil {
+		it.start, it.shown = h.Excerpt.StartLine, h.Excerpt.EndLine
+	}
 	if h.Text != nil && *h.Text != "" {
 		it.text = validUTF8(*h.Text)
 		if !strings.HasSuffix(it.text, "\n") {
 			it.text += "\n"
 		}
 		if cut {
-			it.shown = h.Span.StartLine + strings.Count(it.text, "\n") - 1
+			it.shown = it.start + strings.Count(it.text, "\n") - 1
 		}
 	}
 	return it
@@ -156,9 +161,19 @@ func blockParts(f Format, it item) (head, tail string) {
 	return "", ""
 }
 
-// citation is "path:start-end" for the lines shown.
+// citation is "file:start-end" for the lines shown: the file's absolute
+// path when the hit has one (so that it opens as it is, and two sources
+// never share a header), else its path.
 func citation(it item) string {
-	return oneLine(it.h.Path) + ":" + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown)
+	return oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.start) + "-" + strconv.Itoa(it.shown)
+}
+
+// hitFile is where a hit's file is: File, else Path.
+func hitFile(h *query.Hit) string {
+	if h.File != "" {
+		return h.File
+	}
+	return h.Path
 }
 
 // headingContext is the heading path, or the title when there is none.
@@ -166,7 +181,7 @@ func headingContext(h *query.Hit) string {
 	if len(h.HeadingPath) > 0 {
 		return oneLine(strings.Join(h.HeadingPath, " > "))
 	}
-	if h.Title != "" && h.Title != h.Path {
+	if h.Title != "" && h.Title != h.Path && h.Title != h.File {
 		return oneLine(h.Title)
 	}
 	return ""
@@ -174,7 +189,10 @@ func headingContext(h *query.Hit) string {
 
 func flags(it item) string {
 	var b strings.Builder
-	if it.cut {
+	switch {
+	case it.h.Excerpt != nil:
+		b.WriteString(" (excerpt of " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
+	case it.cut:
 		b.WriteString(" (truncated; evidence spans " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	}
 	if it.h.Stale {
@@ -228,11 +246,14 @@ func chunkHead(it item) string {
 	b.WriteString(`<chunk id="`)
 	b.WriteString(attr(it.h.EvidenceID))
 	b.WriteString(`" lines="`)
-	b.WriteString(strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.shown))
+	b.WriteString(strconv.Itoa(it.start) + "-" + strconv.Itoa(it.shown))
 	b.WriteString(`" hash="`)
 	b.WriteString(attr(it.h.Hash))
 	b.WriteString(`"`)
-	if it.cut {
+	switch {
+	case it.h.Excerpt != nil:
+		b.WriteString(` excerpt="true" span="` + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + `"`)
+	case it.cut:
 		b.WriteString(` truncated="true" span="` + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + `"`)
 	}
 	if it.h.Stale {
@@ -309,7 +330,7 @@ func documentKey(h *query.Hit) string { return h.SourceID + "\x00" + h.Path }
 func sectionKey(h *query.Hit) string  { return strings.Join(h.HeadingPath, "\x00") }
 
 func documentOpen(h *query.Hit) string {
-	open := `<document path="` + attr(h.Path) + `" kind="` + attr(h.Kind) + `" source="` + attr(h.SourceID) + `" revision="` + attr(h.RevisionID) + `"`
+	open := `<document path="` + attr(hitFile(h)) + `" kind="` + attr(h.Kind) + `" source="` + attr(h.SourceID) + `" revision="` + attr(h.RevisionID) + `"`
 	if h.Title != "" {
 		open += ` title="` + attr(h.Title) + `"`
 	}

@@ -45,18 +45,18 @@ func str(s string) *string { return &s }
 func goldenHits() []query.Hit {
 	return []query.Hit{
 		{EvidenceID: "ev_01", SourceID: "src_1", RevisionID: "rev_7", Kind: "markdown", Path: "docs/guide.md",
-			Title: "Guide", HeadingPath: []string{"Guide", "Budgets"}, Span: query.Span{StartLine: 12, EndLine: 15},
+			File: "/srv/site/docs/guide.md", Title: "Guide", HeadingPath: []string{"Guide", "Budgets"}, Span: query.Span{StartLine: 12, EndLine: 15},
 			Score: 9.5, Snippet: "budget", Hash: "sha256:1111",
 			Text: str("The budget counts **what travels**: `<json>` & text.\n\n```sh\ntychora search --max-tokens 4000\n```\n")},
 		{EvidenceID: "ev_02", SourceID: "src_1", RevisionID: "rev_7", Kind: "code", Path: "render/fit.go",
-			HeadingPath: []string{"func Fit"}, Span: query.Span{StartLine: 80, EndLine: 83}, Score: 7.25,
+			File: "/srv/site/render/fit.go", HeadingPath: []string{"func Fit"}, Span: query.Span{StartLine: 80, EndLine: 83}, Score: 7.25,
 			Snippet: "func Fit", Hash: "sha256:2222", Stale: true,
 			Text: str("func Fit(ctx context.Context, in FitInput) (*FitOutput, error) {\n\tif in.MaxTokens <= 0 {\n\t\treturn nil, errBudget\n\t}")},
 		{EvidenceID: "ev_03", SourceID: "src_1", RevisionID: "rev_7", Kind: "markdown", Path: "docs/guide.md",
-			Title: "Guide", HeadingPath: []string{"Guide", "Renderers"}, Span: query.Span{StartLine: 40, EndLine: 41},
+			File: "/srv/site/docs/guide.md", Title: "Guide", HeadingPath: []string{"Guide", "Renderers"}, Span: query.Span{StartLine: 40, EndLine: 41},
 			Score: 6, Snippet: "render", Hash: "sha256:3333", Text: str("Three renderers: markdown@1, agent@1 and hierarchical-evidence@1 — naïve café 漢字 🎉.\nBad byte: \xff.\n")},
 		{EvidenceID: "ev_04", SourceID: "src_1", RevisionID: "rev_7", Kind: "markdown", Path: "docs/guide.md",
-			Title: "Guide", HeadingPath: []string{"Guide", "Budgets"}, Span: query.Span{StartLine: 20, EndLine: 20},
+			File: "/srv/site/docs/guide.md", Title: "Guide", HeadingPath: []string{"Guide", "Budgets"}, Span: query.Span{StartLine: 20, EndLine: 20},
 			Score: 5.5, Snippet: "empty", Hash: "sha256:4444", Text: str("")},
 		{EvidenceID: "ev_05", SourceID: "src_2", RevisionID: "rev_9", Kind: "text", Path: "notes/todo.txt",
 			Title: "todo", Span: query.Span{StartLine: 1, EndLine: 1}, Score: 4, Snippet: "todo", Hash: "sha256:5555"},
@@ -178,6 +178,36 @@ func TestCounterConcurrent(t *testing.T) {
 	for range 4 {
 		if got := <-done; got != want {
 			t.Errorf("concurrent count %d, want %d", got, want)
+		}
+	}
+}
+
+// TestRenderHeadersOpen: a header names the file by its absolute path, so
+// that it opens as it is and the same relative path in two sources renders
+// two headers.
+func TestRenderHeadersOpen(t *testing.T) {
+	text := "# Readme\n"
+	hits := []query.Hit{
+		{EvidenceID: "ev_a", SourceID: "src_a", Kind: "markdown", Path: "README.md", File: "/home/u/alpha/README.md",
+			Span: query.Span{StartLine: 1, EndLine: 1}, Text: &text},
+		{EvidenceID: "ev_b", SourceID: "src_b", Kind: "markdown", Path: "README.md", File: "/home/u/beta/README.md",
+			Span: query.Span{StartLine: 1, EndLine: 1}, Text: &text},
+	}
+	for _, f := range formats[1:] {
+		out := Render(f, hits)
+		for _, h := range hits {
+			if !strings.Contains(out, h.File+":1-1") && !strings.Contains(out, `path="`+h.File+`"`) {
+				t.Errorf("%s does not name %s:\n%s", f, h.File, out)
+			}
+		}
+		var heads []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "==> ") || strings.HasPrefix(line, "<document ") {
+				heads = append(heads, line)
+			}
+		}
+		if len(heads) != 2 || heads[0] == heads[1] {
+			t.Errorf("%s: headers %q, want two that differ", f, heads)
 		}
 	}
 }

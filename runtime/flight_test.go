@@ -117,3 +117,30 @@ func TestSharedRankingPanic(t *testing.T) {
 		t.Fatalf("after the panic: %v, %d hits", err, len(out.Result.Hits))
 	}
 }
+
+// TestRunKeepsHashesUnderRender: a rendered answer's citations carry no
+// hash, and its run still records each hit's evidence hash.
+func TestRunKeepsHashesUnderRender(t *testing.T) {
+	own, svc, ctx := harbourOwner(t)
+	out, err := svc.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "pilot buoy"}, Render: "agent@1"})
+	if err != nil || len(out.Result.Hits) == 0 {
+		t.Fatalf("search: %v", err)
+	}
+	p, err := workspace.CallerFrom(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := own.runs.GetRun(ctx, p, out.Result.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range out.Result.Hits {
+		ev, err := svc.Evidence(ctx, h.EvidenceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Hash != "" || i >= len(run.Hits) || run.Hits[i].Hash != ev.Evidence.Hash {
+			t.Errorf("hit %d: citation hash %q, run %+v, evidence %q", i, h.Hash, run.Hits, ev.Evidence.Hash)
+		}
+	}
+}

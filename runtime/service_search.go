@@ -150,6 +150,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		MaxTokens:  maxTokens,
 		Counter:    counter,
 		Format:     format,
+		Pack:       true,
 		NextCursor: own.pageCursor(p, &r),
 	})
 	if err != nil {
@@ -166,8 +167,10 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		Truncated: fit.Result.Truncated, DurationUS: time.Since(start).Microseconds(), ReplayOf: replayOf,
 		Collections: query.RunCollections(p, norm),
 	}
-	for _, h := range fit.Result.Hits {
-		run.Hits = append(run.Hits, query.RunHit{EvidenceID: h.EvidenceID, Hash: h.Hash, Score: h.Score})
+	// A citation under a render carries no hash: the run keeps the
+	// evidence's, from the ranking, in the answer's order.
+	for i, h := range fit.Result.Hits {
+		run.Hits = append(run.Hits, query.RunHit{EvidenceID: h.EvidenceID, Hash: hits[i].Hash, Score: h.Score})
 	}
 	own.runs.Record(run)
 	out := interfaces.SearchOutput{Result: fit.Result, Structured: fit.Structured}

@@ -16,12 +16,14 @@ import (
 //
 // For each query and budget, the eval makes the call a client makes when
 // it asks with a budget only — the request {"question": q, "budget":
-// {"max_tokens": B}} (plus -profile when given), so the default limit of 10
-// and the workspace's default token counter, o200k_base — with render
+// {"max_tokens": B}} (plus -profile when given), so the page a budget
+// without a limit gets (query.BudgetPageLimit, 50) and the workspace's
+// default token counter, o200k_base — with render
 // agent@1, and builds the answer as runtime.(*Local).Search does:
 // query.Normalize, Engine.Search, then render.Fit over the ranked page with
 // a fresh run id, the request echo, total_matches and next_cursor, the
-// budget's max_tokens, the counter and the format, sharing one render.Memo
+// budget's max_tokens, the counter and the format, packed (FitInput.Pack),
+// sharing one render.Memo
 // (the service's cached hit costs and Memo change the cost of a fit, never
 // its answer). The hits of the fitted answer (fit.Result.Hits, whole or
 // cut at a line boundary) map to documents by path, as collect does.
@@ -98,7 +100,7 @@ func budgetAnswers(ctx context.Context, engine *query.Engine, p workspace.Princi
 	if err != nil {
 		return nil, err
 	}
-	format := render.FormatAgent
+	format := budgetFormat
 	memo := render.NewMemo(32 << 20)
 	byID := map[string]queryRun{}
 	for _, r := range runs {
@@ -158,6 +160,7 @@ func budgetAnswers(ctx context.Context, engine *query.Engine, p workspace.Princi
 					MaxTokens: maxTokens,
 					Counter:   counterName,
 					Format:    format,
+					Pack:      true,
 				})
 				if err != nil {
 					return nil, fmt.Errorf("query %s, budget %d: %w", q.ID, b, err)
@@ -243,7 +246,7 @@ func printBudgetStats(stats []budgetStats, limit int) {
 		return fmt.Sprintf("%.3f (%s/%d)", float64(sum)/float64(len(ns)*of), counts, of)
 	}
 	s0 := stats[0]
-	fmt.Printf("  agent@1 answers under a token budget: request = question + budget.max_tokens (default limit %d, counter %s),\n", limit, workspace.DefaultTokenCounter)
+	fmt.Printf("  %s answers under a token budget: request = question + budget.max_tokens (page of up to %d, counter %s),\n", budgetFormat, limit, workspace.DefaultTokenCounter)
 	fmt.Printf("  ranked by the engine and fitted by render.Fit as the service does, %d answers (run ids) per query and budget.\n", s0.reps)
 	fmt.Printf("  first relevant = the best-ranked relevant document of the ranking scored above; a query counts when the\n")
 	fmt.Printf("  answer holds a hit of it (whole or cut); a query with no relevant document ranked is a miss.\n")
@@ -261,4 +264,40 @@ func printBudgetStats(stats []budgetStats, limit int) {
 	}
 	fmt.Printf("    the page of %d before fitting: first relevant %s, any relevant %s; no relevant document ranked: %d queries\n",
 		limit, share([]int{s0.pageFirst}, s0.queries), share([]int{s0.pageAny}, s0.queries), s0.noneRanked)
+}
+
+// budgetFormat is the render of the budgeted answers (-render).
+var budgetFormat = render.FormatAgent
+
+// fitBudgeted is the answer a client gets when it asks question with a
+// budget only: normalized, ranked, and fitted (packed) as
+// runtime.(*Local).Search does.
+func fitBudgeted(ctx context.Context, engine *query.Engine, p workspace.Principal, question, profile string, budget int, memo *render.Memo) (*render.FitOutput, error) {
+	norm, err := query.Normalize(query.QueryRequest{Question: question, Profile: profile, Budget: &query.Budget{MaxTokens: budget}})
+	if err != nil {
+		return nil, err
+	}
+	r, err := engine.Search(ctx, p, norm)
+	if err != nil {
+		return nil, err
+	}
+	fit, err := render.Fit(ctx, render.FitInput{
+		Result:    query.QueryResult{RunID: query.NewRunID(), Request: r.Echo, Hits: slices.Clone(r.Hits), TotalMatches: r.TotalMatches, NextCursor: r.NextCursor},
+		Memo:      memo,
+		MaxTokens: norm.Budget.MaxTokens,
+		Counter:   workspace.DefaultTokenCounter,
+		Format:    budgetFormat,
+		Pack:      true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c, err := render.CounterFor(workspace.DefaultTokenCounter)
+	if err != nil {
+		return nil, err
+	}
+	if whole := c.CountBytes(fit.Structured) + c.Count(fit.Rendered); whole != fit.Result.Budget.UsedTokens || whole > budget {
+		return nil, fmt.Errorf("the answer for budget %d recounts %d tokens, used_tokens says %d", budget, whole, fit.Result.Budget.UsedTokens)
+	}
+	return fit, nil
 }

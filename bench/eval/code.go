@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -130,6 +131,7 @@ type codeConfig struct {
 	limit10   bool // also rank with the default limit of 10
 	verbose   bool
 	agree     bool // also rank every matching unit and compare (agree.go)
+	budgets   []int
 }
 
 func runCode(ctx context.Context, cfg codeConfig) error {
@@ -218,6 +220,46 @@ func runCode(ctx context.Context, cfg codeConfig) error {
 	fmt.Printf("  latency plain FTS5, every file ranked  %s\n", latencies(m.latPlain))
 	if cfg.agree {
 		fmt.Printf("  rank safety, limit 10 against every match ranked: %s\n", agree)
+	}
+	return codeBudgets(ctx, ix.engine, qs, cfg.profile, cfg.budgets)
+}
+
+// codeBudgets asks every question with a budget only, as an agent does,
+// and reports how often the fitted answer holds an acceptable file, and
+// how many places (hits) and files an answer holds.
+func codeBudgets(ctx context.Context, e *query.Engine, qs []codeQuestion, profile string, budgets []int) error {
+	if len(budgets) == 0 {
+		return nil
+	}
+	p := workspace.Principal{ID: "eval", Grant: workspace.GrantRead}
+	memo := render.NewMemo(32 << 20)
+	fmt.Printf("  %s answers under a token budget (request = question + budget.max_tokens, packed as the service does):\n", budgetFormat)
+	fmt.Printf("    %-7s  %-22s  %-14s  %-14s  %s\n", "budget", "acceptable file", "places mean", "files mean", "used mean/max")
+	for _, b := range budgets {
+		found, places, files, used, usedMax := 0, 0, 0, 0, 0
+		for _, q := range qs {
+			fit, err := fitBudgeted(ctx, e, p, q.text, profile, b, memo)
+			if err != nil {
+				return fmt.Errorf("%d: %w", q.line, err)
+			}
+			seen := map[string]bool{}
+			for _, h := range fit.Result.Hits {
+				seen[h.Path] = true
+			}
+			for f := range seen {
+				if q.want[f] {
+					found++
+					break
+				}
+			}
+			places += len(fit.Result.Hits)
+			files += len(seen)
+			used += fit.Result.Budget.UsedTokens
+			usedMax = max(usedMax, fit.Result.Budget.UsedTokens)
+		}
+		n := len(qs)
+		fmt.Printf("    %-7d  %-22s  %-14.2f  %-14.2f  %d/%d\n", b, fmt.Sprintf("%.3f (%d/%d)", float64(found)/float64(n), found, n),
+			float64(places)/float64(n), float64(files)/float64(n), used/n, usedMax)
 	}
 	return nil
 }

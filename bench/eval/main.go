@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
@@ -58,7 +59,8 @@ func main() {
 	l10 := flag.Bool("latency10", true, "also time every query with the default limit of 10 (code: and score it)")
 	baseline := flag.Bool("baseline", false, "also run the plain FTS5 baseline (OR of every quoted word, bm25()) on the same index; slow on long questions")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the searches to this file")
-	budgetList := flag.String("budgets", "1000,4000", "SciFact only: token budgets of the agent@1 answers checked for the first relevant document (\"\" to skip)")
+	budgetList := flag.String("budgets", "1000,4000", "SciFact and code: token budgets of the rendered answers checked for a relevant document or acceptable file (\"\" to skip)")
+	renderFlag := flag.String("render", string(render.FormatAgent), "render of the budgeted answers: agent@1, markdown@1 or hierarchical-evidence@1")
 	budgetReps := flag.Int("budgetreps", 5, "answers fitted per SciFact query and budget, each with a new run id (its length moves the room for hits)")
 	questions := flag.String("questions", "", "code: the question file (default: code/go-dev.tsv of the data directory)")
 	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
@@ -77,6 +79,9 @@ func main() {
 	budgets, err := parseBudgets(*budgetList)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if budgetFormat, err = render.ParseFormat(*renderFlag); err != nil || budgetFormat == render.FormatNone {
+		log.Fatalf("-render %q: use %s", *renderFlag, strings.Join(render.Formats(), ", "))
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -113,7 +118,7 @@ func main() {
 		if limit == 0 {
 			limit = 100
 		}
-		cfg := codeConfig{dataDir: dir, questions: *questions, index: *indexDir, reindex: *reindex, profile: *profile, limit: limit, limit10: *l10, verbose: *verbose, agree: *agree}
+		cfg := codeConfig{dataDir: dir, questions: *questions, index: *indexDir, reindex: *reindex, profile: *profile, limit: limit, limit10: *l10, verbose: *verbose, agree: *agree, budgets: budgets}
 		if err := runCode(ctx, cfg); err != nil {
 			pprof.StopCPUProfile()
 			log.Fatalf("code: %v", err)
@@ -335,7 +340,7 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 		if err != nil {
 			return err
 		}
-		printBudgetStats(stats, query.DefaultLimit)
+		printBudgetStats(stats, query.BudgetPageLimit)
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -108,7 +110,7 @@ func searchCommand(e *env) *cli.Command {
 					return printJSON(e.stdout, res)
 				}
 				pending := pendingJobs(ctx, svc, inProcess)
-				if len(res.Hits) == 0 && out.Rendered == nil {
+				if len(res.Hits) == 0 && out.Rendered == nil && res.ContentTotals.HitsAvailable <= res.ContentTotals.HitsReturned {
 					if pending != "" {
 						fmt.Fprintf(e.stdout, "no matches in what is indexed so far: %s\n", pending)
 					} else {
@@ -145,7 +147,22 @@ func truncNote(t bool) string {
 	return ""
 }
 
+// printHits is the list view: one line per hit naming its file as it
+// opens, and how many hits of the page the budget left out (never "no
+// matches" when there were some).
 func printHits(e *env, res query.QueryResult) {
+	left := res.ContentTotals.HitsAvailable - res.ContentTotals.HitsReturned
+	if len(res.Hits) == 0 {
+		if left > 0 {
+			fmt.Fprintf(e.stdout, "no hit fits the token budget: %d left out; raise --budget to see them\n", left)
+		}
+		return // "no matches" was said by the caller
+	}
+	defer func() {
+		if left > 0 {
+			fmt.Fprintf(e.stdout, "(%d more %s left out by the token budget; raise --budget to see %s)\n", left, plural(left, "hit", "hits"), plural(left, "it", "them"))
+		}
+	}()
 	for i, h := range res.Hits {
 		stale := ""
 		if h.Stale {
@@ -155,7 +172,15 @@ func printHits(e *env, res query.QueryResult) {
 		if len(h.HeadingPath) > 0 {
 			title = strings.Join(h.HeadingPath, " › ")
 		}
-		fmt.Fprintf(e.stdout, "%2d. %s:%d-%d  %s  [%.3f]%s\n", i+1, h.Path, h.Span.StartLine, h.Span.EndLine, title, h.Score, stale)
+		file := h.File
+		if file == "" {
+			file = h.Path
+		}
+		span := h.Span
+		if h.Excerpt != nil {
+			span = *h.Excerpt
+		}
+		fmt.Fprintf(e.stdout, "%2d. %s:%d-%d  %s  [%.3f]%s\n", i+1, file, span.StartLine, span.EndLine, title, h.Score, stale)
 		if h.Snippet != "" {
 			fmt.Fprintf(e.stdout, "    %s\n", strings.ReplaceAll(strings.TrimSpace(h.Snippet), "\n", "\n    "))
 		}
@@ -232,18 +257,26 @@ func discoverNothing(subject string) string {
 
 func inspectCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "inspect",
-		Usage:     "show what was indexed from a source and why: " + strings.Join(interfaces.InspectSubjects, ", "),
-		UsageText: "tychora inspect [--revision R] [--extraction E] [--include-content] [--limit N] [--cursor C] [--json] SUBJECT SOURCE_ID",
+		Name:  "inspect",
+		Usage: "show what was indexed from a source and why: " + strings.Join(interfaces.InspectSubjects, ", "),
+		UsageText: "tychora inspect [--revision R] [--extraction E] [--include-content] [--limit N] [--cursor C] [--json] SUBJECT SOURCE_ID\n" +
+			"tychora inspect [--budget N] [--cursor C] [--json] content SOURCE_ID PATH[:START-END]",
+		Description: "Subject content prints the indexed lines of one file of the source (PATH as a\n" +
+			"hit's path names it; :START-END for a range, :START from that line on), as many\n" +
+			"as --budget holds.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "revision", Usage: "a revision (default: the current one)"},
 			&cli.StringFlag{Name: "extraction", Usage: "an extraction, for channels"},
 			&cli.BoolFlag{Name: "include-content", Usage: "with revisions or coverage: the files' text"},
 			&cli.IntFlag{Name: "limit", Usage: "page size, 1 to 200", DefaultText: "50"},
 			&cli.StringFlag{Name: "cursor", Usage: "next_cursor of the previous page"},
+			&cli.IntFlag{Name: "budget", Usage: "with content: answer budget in tokens, 1 to 1048576", DefaultText: "the default_max_tokens setting"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/inspect body"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.Args().Get(0) == query.InspectContent {
+				return inspectContent(c, e)
+			}
 			if c.NArg() != 2 || !slices.Contains(interfaces.InspectSubjects, c.Args().Get(0)) || c.Args().Get(1) == "" {
 				return usageError("inspect takes SUBJECT (%s) and SOURCE_ID%s", strings.Join(interfaces.InspectSubjects, ", "), seeHelp(c))
 			}
@@ -300,3 +333,101 @@ func printInspect(c *cli.Context, e *env, subject string, res interfaces.Inspect
 }
 
 func mustJSON(v any) string { return jsonString(v) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// inspectContent is `tychora inspect content SOURCE_ID PATH[:START-END]`.
+func inspectContent(c *cli.Context, e *env) error {
+	if c.NArg() != 3 || c.Args().Get(1) == "" {
+		return usageError("inspect content takes SOURCE_ID and PATH[:START-END]%s", seeHelp(c))
+	}
+	for _, f := range []string{"revision", "extraction", "include-content", "limit"} {
+		if c.IsSet(f) {
+			return usageError("inspect content serves the current revision's lines: leave out --%s", f)
+		}
+	}
+	path, start, end, err := parseFileRange(c.Args().Get(2))
+	if err != nil {
+		return err
+	}
+	budget, err := intFlag(c, "budget", 1, query.MaxBudgetTokens)
+	if err != nil {
+		return err
+	}
+	req := interfaces.InspectRequest{Subject: query.InspectContent, SourceID: c.Args().Get(1), Path: path,
+		StartLine: start, EndLine: end, Cursor: c.String("cursor")}
+	if budget > 0 {
+		req.Budget = &query.Budget{MaxTokens: budget}
+	}
+	return withReads(c, e, func(ctx context.Context, svc interfaces.Service, _ bool) error {
+		res, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: req})
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			return printJSON(e.stdout, res)
+		}
+		var fc query.FileContent
+		if err := json.Unmarshal([]byte(jsonString(res.Result)), &fc); err != nil {
+			return err
+		}
+		fmt.Fprint(e.stdout, fc.Text)
+		stale := ""
+		if fc.Stale {
+			stale = " · stale: the file changed since it was indexed; these are the indexed lines"
+		}
+		used, max := 0, 0
+		if fc.Budget != nil {
+			used, max = fc.Budget.UsedTokens, fc.Budget.MaxTokens
+		}
+		fmt.Fprintf(e.stderr, "tychora: %s lines %d-%d of %d · %d/%d tokens%s\n", fc.File, fc.StartLine, fc.EndLine, fc.Lines, used, max, stale)
+		if fc.NextCursor != nil {
+			fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *fc.NextCursor, c.Args().Slice()))
+		}
+		return nil
+	})
+}
+
+// parseFileRange splits PATH[:START-END] (or PATH:START, from START to
+// the end: end 0): the range is
+// the part after the last colon when it is one; a path that itself ends in
+// ":digits" needs an explicit range.
+func parseFileRange(arg string) (path string, start, end int, err error) {
+	i := strings.LastIndexByte(arg, ':')
+	if i <= 0 {
+		return arg, 0, 0, nil
+	}
+	spec := arg[i+1:]
+	a, b, ranged := strings.Cut(spec, "-")
+	if a == "" || !allDigitsCLI(a) || (ranged && (b == "" || !allDigitsCLI(b))) {
+		return arg, 0, 0, nil // a colon that is part of the path
+	}
+	bad := func() (string, int, int, error) {
+		return "", 0, 0, usageError("%q: a range is START-END or START, lines from 1, START ≤ END", spec)
+	}
+	if len(a) > 9 || len(b) > 9 {
+		return bad()
+	}
+	start, _ = strconv.Atoi(a)
+	if ranged {
+		end, _ = strconv.Atoi(b)
+	}
+	if start < 1 || (ranged && end < start) {
+		return bad()
+	}
+	return arg[:i], start, end, nil
+}
+
+func allDigitsCLI(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

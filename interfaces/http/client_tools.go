@@ -34,7 +34,7 @@ func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (in
 }
 
 // Search calls POST /v1/search. The structured bytes are the result
-// re-encoded without "rendered", which is byte for byte what the owner
+// re-encoded, "rendered" included, which is byte for byte what the owner
 // counted: encoding/json is deterministic for these types.
 func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
 	var res query.QueryResult
@@ -42,7 +42,6 @@ func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interf
 		return interfaces.SearchOutput{}, err
 	}
 	rendered := res.Rendered
-	res.Rendered = nil
 	b, err := json.Marshal(res)
 	if err != nil {
 		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")

@@ -169,6 +169,9 @@ func buildSchemas() (*schemaSet, error) {
 		s.Description = "Arguments of inspect: the subject and the source it is about."
 		setEnum(prop(s, "request", "subject"), interfaces.InspectSubjects...)
 		setRange(prop(s, "request", "limit"), 1, maxInspectLimit)
+		setRange(prop(s, "request", "start_line"), 1, query.MaxContentLine)
+		setRange(prop(s, "request", "end_line"), 1, query.MaxContentLine)
+		setRange(prop(s, "request", "budget", "max_tokens"), 1, query.MaxBudgetTokens)
 	}
 	if s := add("AddSourcesRequest")(forType[interfaces.AddSourcesRequest](true)); s != nil {
 		s.Description = `Arguments of add_sources: {"action":"add","source":{...}} or {"action":"sync","source_id":"..."}.`
@@ -386,7 +389,7 @@ func describeQueryRequest(s *jsonschema.Schema) {
 			setEnum(p.Items, sources.Roles()...)
 		}
 	}
-	describe(s, fmt.Sprintf("Most hits to return, 1 to %d (default %d).", query.MaxLimit, query.DefaultLimit), "limit")
+	describe(s, fmt.Sprintf("Most hits to return, 1 to %d (default %d; with a budget and no limit, as many as the budget holds, up to %d).", query.MaxLimit, query.DefaultLimit, query.BudgetPageLimit), "limit")
 	setRange(prop(s, "limit"), 1, query.MaxLimit)
 	describe(s, "next_cursor of a previous result, to continue it.", "cursor")
 	describe(s, "Bounds the size of the answer in tokens.", "budget")

@@ -1,8 +1,10 @@
 package servicetest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
@@ -80,6 +82,19 @@ func testSearch(t *testing.T, h Harness) {
 			t.Errorf("%q: top hits %v", question, paths)
 		}
 	}
+	// Every hit names its file by a path that opens with no further call.
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hit := range search(interfaces.SearchArgs{Request: q("parse http request")}).Result.Hits {
+		if want := filepath.Join(root, filepath.FromSlash(hit.Path)); hit.File != want {
+			t.Errorf("hit %s: file %q, want %q", hit.Path, hit.File, want)
+		}
+		if _, err := os.Stat(hit.File); err != nil {
+			t.Errorf("hit %s: %v", hit.Path, err)
+		}
+	}
 	// A quoted phrase matches adjacent words only.
 	out := search(interfaces.SearchArgs{Request: q(`"lazy dog"`)})
 	if len(out.Result.Hits) != 1 || out.Result.Hits[0].Path != "docs/guide.md" {
@@ -109,8 +124,21 @@ func testSearch(t *testing.T, h Harness) {
 				t.Errorf("render %q: rendered %v", render, out.Rendered != nil)
 			}
 			for _, hit := range out.Result.Hits {
-				if render != "" && hit.Text != nil {
-					t.Errorf("render %q: hit carries its text twice", render)
+				if render != "" && (hit.Text != nil || hit.Snippet != "" || hit.Hash != "") {
+					t.Errorf("render %q: hit %s is not a compact citation: %+v", render, hit.EvidenceID, hit)
+				}
+				if render != "" && !strings.Contains(*out.Rendered, hit.File) {
+					t.Errorf("render %q: the rendered text does not name %s", render, hit.File)
+				}
+			}
+			if render != "" {
+				// structuredContent carries the rendered text too: some
+				// clients show a model nothing else.
+				var body struct {
+					Rendered *string `json:"rendered"`
+				}
+				if err := json.Unmarshal(out.Structured, &body); err != nil || body.Rendered == nil || *body.Rendered != *out.Rendered {
+					t.Errorf("render %q: the structured bytes do not carry the rendered text (%v)", render, err)
 				}
 			}
 			if budget == 20000 && out.Result.Truncated {

@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("AddSources", func(t *testing.T) { testAddSources(t, h) })
 	t.Run("JobIsolation", func(t *testing.T) { testJobIsolation(t, h) })
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, h) })
+	t.Run("Content", func(t *testing.T) { testContent(t, h) })
 	t.Run("Discover", func(t *testing.T) { testDiscover(t, h) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, h) })
 	t.Run("BudgetPaging", func(t *testing.T) { testBudgetPaging(t, h) })

@@ -1,0 +1,179 @@
+package servicetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/render"
+	"github.com/tychora/tychora/workspace"
+)
+
+// testContent: inspect content returns the indexed lines of one file,
+// whole or a range, fitted to a budget with a cursor to the rest; a
+// document's evidence holds the file's text.
+func testContent(t *testing.T, h Harness) {
+	if h.Root == "" {
+		t.Skip("harness has no ingest root")
+	}
+	dir := filepath.Join(h.Root, "content-me")
+	var b strings.Builder
+	b.WriteString("package content\n\n")
+	for i := range 120 {
+		fmt.Fprintf(&b, "// Step%d says <what> & why, line %d.\nfunc Step%d() int { return %d }\n\n", i, 3*i+3, i, i)
+	}
+	code := b.String()
+	files := map[string]string{"steps.go": code, "README.md": "# Content\n\nWhole files and ranges.\n"}
+	for name, body := range files {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, wctx := h.As(t, workspace.GrantWrite, nil)
+	res, err := w.AddSources(wctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := waitJob(t, w, wctx, res.Job.ID).SourceID
+	r, rctx := h.As(t, workspace.GrantRead, nil)
+	content := func(req interfaces.InspectRequest) (query.FileContent, error) {
+		t.Helper()
+		req.Subject, req.SourceID = "content", src
+		out, err := r.Inspect(rctx, interfaces.InspectArgs{Request: req})
+		if err != nil {
+			return query.FileContent{}, err
+		}
+		raw, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fc struct {
+			Result query.FileContent `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &fc); err != nil {
+			t.Fatal(err)
+		}
+		// used_tokens counts the structured JSON exactly.
+		c, _ := render.CounterFor(fc.Result.Budget.Counter)
+		if n := c.CountBytes(raw); fc.Result.Budget == nil || n != fc.Result.Budget.UsedTokens || n > fc.Result.Budget.MaxTokens {
+			t.Errorf("content %+v: used_tokens %+v, recount %d", req, fc.Result.Budget, n)
+		}
+		return fc.Result, nil
+	}
+	lines := strings.SplitAfter(code, "\n")
+	lines = lines[:len(lines)-1] // after the final "\n"
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The whole file, under a budget that holds it.
+	whole, err := content(interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: 100000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Text != code || whole.Lines != len(lines) || whole.StartLine != 1 || whole.EndLine != len(lines) ||
+		whole.Truncated || whole.NextCursor != nil || whole.Stale || whole.File != filepath.Join(root, "steps.go") {
+		t.Fatalf("whole file: %+v", whole)
+	}
+	// A range.
+	part, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: 10, EndLine: 14})
+	if err != nil || part.Text != strings.Join(lines[9:14], "") || part.StartLine != 10 || part.EndLine != 14 {
+		t.Fatalf("range 10-14: %+v %v", part, err)
+	}
+	// A range that ends past the end ends at the last line; one that
+	// starts past it is refused.
+	tail, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: len(lines) - 1, EndLine: len(lines) + 50})
+	if err != nil || tail.EndLine != len(lines) || tail.Text != strings.Join(lines[len(lines)-2:], "") {
+		t.Fatalf("range past the end: %+v %v", tail, err)
+	}
+	_, err = content(interfaces.InspectRequest{Path: "steps.go", StartLine: len(lines) + 1})
+	wantCode(t, "start past the end", err, workspace.CodeInvalidArgument)
+	_, err = content(interfaces.InspectRequest{Path: "steps.go", StartLine: 9, EndLine: 3})
+	wantCode(t, "end before start", err, workspace.CodeInvalidArgument)
+	_, err = content(interfaces.InspectRequest{Path: "../outside.go"})
+	wantCode(t, "a path the source did not index", err, workspace.CodeNotFound)
+	_, err = content(interfaces.InspectRequest{})
+	wantCode(t, "no path", err, workspace.CodeInvalidArgument)
+
+	// A small budget: pages of whole lines, next_cursor to the rest, every
+	// line once and in order.
+	var got strings.Builder
+	cursor, pages := "", 0
+	for {
+		page, err := content(interfaces.InspectRequest{Path: "steps.go", Cursor: cursor, Budget: &query.Budget{MaxTokens: 600}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		got.WriteString(page.Text)
+		if page.NextCursor == nil {
+			break
+		}
+		if !page.Truncated || pages > 100 {
+			t.Fatalf("page %d: %+v", pages, page)
+		}
+		cursor = *page.NextCursor
+	}
+	if got.String() != code || pages < 3 {
+		t.Fatalf("paged content: %d pages, same text %v", pages, got.String() == code)
+	}
+
+	// A document's evidence is the file's indexed text.
+	out, err := r.Search(rctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "Step7", Filters: &query.Filters{Sources: []string{src}}}})
+	if err != nil || len(out.Result.Hits) == 0 {
+		t.Fatalf("search: %v", err)
+	}
+	doc := ""
+	for e, err := r.Evidence(rctx, out.Result.Hits[0].EvidenceID); err == nil; e, err = r.Evidence(rctx, *e.Evidence.ParentID) {
+		if e.Evidence.Level == "document" {
+			doc = e.Evidence.Text
+			break
+		}
+		if e.Evidence.ParentID == nil {
+			break
+		}
+	}
+	if doc != code {
+		t.Errorf("the document's evidence text is not the file (%d bytes, want %d)", len(doc), len(code))
+	}
+
+	// Out of the caller's collections: not found. A revoked token: refused.
+	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
+	_, err = other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: src, Path: "steps.go"}})
+	wantCode(t, "another collection's file", err, workspace.CodeNotFound)
+	if h.WithSecret != nil {
+		admin, actx := h.As(t, workspace.GrantManage, nil)
+		tok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "content-revoked"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, tctx := h.WithSecret(t, tok.Token)
+		req := interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: src, Path: "steps.go"}}
+		if _, err := ts.Inspect(tctx, req); err != nil {
+			t.Fatalf("before the revoke: %v", err)
+		}
+		if err := admin.RevokeToken(actx, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = ts.Inspect(tctx, req)
+		wantCode(t, "a revoked token", err, workspace.CodeUnauthenticated)
+	}
+
+	// Changed since indexing: the indexed lines, marked stale.
+	if err := os.WriteFile(filepath.Join(dir, "steps.go"), []byte("package content // rewritten\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: 1, EndLine: 3})
+	if err != nil || !changed.Stale || changed.Text != strings.Join(lines[:3], "") {
+		t.Fatalf("after a change: %+v %v", changed, err)
+	}
+}

@@ -1,0 +1,254 @@
+package render
+
+import (
+	"context"
+	"strings"
+
+	"github.com/tychora/tychora/query"
+)
+
+// Packing (FitInput.Pack) chooses, before fitting, what of each hit an
+// answer shows, so that the budget holds the most useful evidence per
+// token: more distinct places before more lines of one place.
+//
+//  1. Places: in rank order, every hit that fits with at least its focus
+//     (the first focusLines lines of Hit.Focus, the lines of its best
+//     matches; its first line when nothing matched) is a place, until the
+//     budget is spent.
+//  2. Lines: what is left goes to the places in rank order, each grown
+//     from its focus by whole lines, after and before in turn, up to the
+//     whole unit.
+//
+// A hit shown in part has Text = those lines (whole lines, never cut
+// inside one) and Excerpt = their span; Span still names the whole
+// evidence. The plan works on estimates (bytes per token); Fit then
+// sizes the planned hits exactly, and a plan that missed is planned again
+// with the estimate corrected by what Fit measured.
+
+// focusLines bounds the lines a place starts with: one, so that a small
+// budget shows as many places as it can (each place costs its citation and
+// its header twice beyond its lines).
+const focusLines = 1
+
+// packHit is one hit as the planner sees it.
+type packHit struct {
+	lines  []string // the text's lines, each with its "\n" but maybe the last
+	cost   []int    // estimated tokens of each line, as it travels
+	over   int      // estimated tokens of the hit without its text
+	lo, hi int      // the lines shown, inclusive, as indices into lines
+	whole  bool
+}
+
+// estimateText is the planner's token estimate of s as it travels: once
+// in the JSON (escaped), and, under a render, once more in the text.
+func estimateText(s string, rendered bool) int {
+	esc := len(s) + strings.Count(s, "\t") + strings.Count(s, `"`) + strings.Count(s, `\`) + strings.Count(s, "\n")
+	n := esc
+	if rendered {
+		n += len(s)
+	}
+	return (n*10 + 31) / 32 // about 3.2 bytes a token
+}
+
+// newPackHit prepares h: its lines, their costs and its focus. What the
+// hit costs without its text is counted exactly: its JSON, and under a
+// render its header, in the text and escaped in "rendered".
+func newPackHit(c *Counter, h *query.Hit, f Format) packHit {
+	p := packHit{over: 4, whole: true}
+	sh := *h
+	sh.Text = nil
+	if f != FormatNone {
+		sh = citationOf(sh)
+		head, _ := blockParts(f, newItem(h, false))
+		p.over += c.Count(head) + c.Count(escapeJSON(head))
+	}
+	if core, err := coreOf(&sh); err == nil {
+		p.over += c.Count(core)
+	}
+	if h.Text == nil || *h.Text == "" {
+		return p
+	}
+	text := *h.Text
+	for len(text) > 0 {
+		i := strings.IndexByte(text, '\n')
+		if i < 0 {
+			i = len(text) - 1
+		}
+		p.lines = append(p.lines, text[:i+1])
+		text = text[i+1:]
+	}
+	p.cost = make([]int, len(p.lines))
+	for i, l := range p.lines {
+		p.cost[i] = estimateText(l, f != FormatNone)
+	}
+	p.lo, p.hi = 0, 0
+	if fo := h.Focus; fo != nil {
+		a, b := fo.StartLine-h.Span.StartLine, fo.EndLine-h.Span.StartLine
+		if a >= 0 && a < len(p.lines) && b >= a {
+			p.lo, p.hi = a, min(b, len(p.lines)-1, a+focusLines-1)
+		}
+	}
+	return p
+}
+
+func (p *packHit) shownCost() int {
+	n := p.over
+	if p.whole {
+		for _, c := range p.cost {
+			n += c
+		}
+		return n
+	}
+	for i := p.lo; i <= p.hi; i++ {
+		n += p.cost[i]
+	}
+	return n
+}
+
+// wholeCost is what the hit costs shown whole.
+func (p *packHit) wholeCost() int {
+	n := p.over
+	for _, c := range p.cost {
+		n += c
+	}
+	return n
+}
+
+// grow widens the excerpt by whole lines, after and before in turn,
+// while room allows; it returns what is left of room.
+func (p *packHit) grow(room int) int {
+	if w := p.wholeCost(); w-p.shownCost() <= room {
+		room -= w - p.shownCost()
+		p.whole = true
+		return room
+	}
+	after := true
+	for p.lo > 0 || p.hi < len(p.lines)-1 {
+		next := -1
+		if after && p.hi < len(p.lines)-1 || p.lo == 0 {
+			next = p.hi + 1
+		} else {
+			next = p.lo - 1
+		}
+		if p.cost[next] > room {
+			break
+		}
+		room -= p.cost[next]
+		if next > p.hi {
+			p.hi = next
+		} else {
+			p.lo = next
+		}
+		after = !after
+	}
+	return room
+}
+
+// packPlan plans hits into room tokens (the budget less the empty
+// answer), returning the hits to fit, how many are planned places, and
+// the estimated cost of each.
+func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
+	ps := make([]packHit, len(hits))
+	for i := range hits {
+		ps[i] = newPackHit(c, &hits[i], f)
+	}
+	// Places: each hit at its focus (or whole when that is about as
+	// cheap), in rank order, while they fit.
+	// A focus line over a quarter of the room (a paragraph on one line,
+	// say) gives way to the unit's first line when that is cheaper (a
+	// title, a signature): a place is worth more than one long line.
+	share := room / 4
+	for i := range ps {
+		p := &ps[i]
+		if len(p.lines) > 0 {
+			p.whole = false
+			if p.shownCost()-p.over > share && p.lo > 0 && p.cost[0] < p.cost[p.lo] {
+				p.lo, p.hi = 0, 0
+			}
+			if p.wholeCost() <= p.shownCost()*3/2 {
+				p.whole = true
+			}
+		}
+	}
+	places := 0
+	for i := range ps {
+		c := ps[i].shownCost()
+		if c > room {
+			break
+		}
+		room -= c
+		places++
+	}
+	// Lines: what is left, in rank order.
+	for i := 0; i < places && room > 0; i++ {
+		if !ps[i].whole {
+			room = ps[i].grow(room)
+		}
+	}
+	out := make([]query.Hit, len(hits))
+	est := make([]int, len(hits))
+	for i := range hits {
+		out[i] = hits[i]
+		p := &ps[i]
+		est[i] = p.shownCost()
+		if p.whole || len(p.lines) == 0 || p.lo == 0 && p.hi == len(p.lines)-1 {
+			continue
+		}
+		text := strings.Join(p.lines[p.lo:p.hi+1], "")
+		out[i].Text = &text
+		start := hits[i].Span.StartLine + p.lo
+		out[i].Excerpt = &query.Span{StartLine: start, EndLine: start + p.hi - p.lo}
+	}
+	return out, places, est
+}
+
+// packFit plans and fits in, planning again (at most twice) with the
+// estimate corrected by the exact count when the fit left out planned
+// places or a tenth of the budget. The answer kept is the one with the
+// most places, then the most tokens used.
+func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
+	empty, err := newFitter(ctx, c, in, false).finalize(plan{k: 0, cut: -1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if empty == nil || empty.Result.Budget.UsedTokens > in.MaxTokens {
+		return fitOnce(ctx, c, in) // refused there, with the minimum
+	}
+	env := empty.Result.Budget.UsedTokens
+	scale := 1.0
+	var best *FitOutput
+	for range 3 {
+		room := int(float64(in.MaxTokens-env) / scale)
+		planned, places, est := packPlan(c, in.Format, in.Result.Hits, room)
+		pin := in
+		pin.Result.Hits = planned
+		out, err := fitOnce(ctx, c, pin)
+		if err != nil {
+			return nil, err
+		}
+		got := out.Result.ContentTotals.HitsReturned
+		if best == nil || got > best.Result.ContentTotals.HitsReturned ||
+			got == best.Result.ContentTotals.HitsReturned && out.Result.Budget.UsedTokens > best.Result.Budget.UsedTokens {
+			best = out
+		}
+		used := out.Result.Budget.UsedTokens
+		if got >= places && (got == len(planned) || used*10 >= in.MaxTokens*9) {
+			break
+		}
+		// Correct the estimate by what the returned hits cost exactly (by
+		// half again when not even the first planned place came back).
+		want := 0
+		for i := range min(got, len(est)) {
+			want += est[i]
+		}
+		if want <= 0 || used <= env {
+			scale *= 1.5
+			continue
+		}
+		scale *= float64(used-env) / float64(want)
+		if scale <= 0 {
+			break
+		}
+	}
+	return best, nil
+}

@@ -1,0 +1,153 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/query"
+)
+
+// longHits are units of 40–120 lines, each with the matching lines
+// somewhere in the middle (Focus), as whole-file evidence is.
+func longHits(r *rand.Rand, n int) []query.Hit {
+	hits := make([]query.Hit, n)
+	for i := range hits {
+		lines := 40 + r.IntN(80)
+		focus := 5 + r.IntN(lines-10)
+		var b strings.Builder
+		for l := range lines {
+			if l == focus {
+				fmt.Fprintf(&b, "\tneedle%d := match(question) // the line that matches\n", i)
+				continue
+			}
+			fmt.Fprintf(&b, "\tvalue%d := compute(%d, \"filler <%d>\") & other\n", l, l*i, l)
+		}
+		text := b.String()
+		start := 1 + r.IntN(300)
+		hits[i] = query.Hit{
+			EvidenceID: fmt.Sprintf("ev_%04d", i), SourceID: "src_1", RevisionID: "rev_1", Kind: "code", Language: "go",
+			Path: fmt.Sprintf("pkg/file%d.go", i), File: fmt.Sprintf("/home/u/repo/pkg/file%d.go", i),
+			Span: query.Span{StartLine: start, EndLine: start + lines - 1}, Score: float64(100 - i),
+			Snippet: "needle", Hash: fmt.Sprintf("sha256:%064x", i), Text: &text,
+			Focus: &query.Span{StartLine: start + focus, EndLine: start + focus},
+		}
+	}
+	return hits
+}
+
+// checkPacked checks a packed answer against its input: exact and within
+// budget, in rank order, and every hit shown whole or as whole lines of
+// its unit whose span Excerpt names.
+func checkPacked(t *testing.T, in FitInput, out *FitOutput) {
+	t.Helper()
+	counter := in.Counter
+	if counter == "" {
+		counter = DefaultCounter
+	}
+	s, r := refCount(t, counter, string(out.Structured)), refCount(t, counter, out.Rendered)
+	if b := out.Result.Budget; b.UsedTokens != s+r || b.UsedTokens > in.MaxTokens {
+		t.Fatalf("used %d, recount %d + %d, max %d", b.UsedTokens, s, r, in.MaxTokens)
+	}
+	for i, h := range out.Result.Hits {
+		orig := in.Result.Hits[i]
+		if h.EvidenceID != orig.EvidenceID || h.Span != orig.Span {
+			t.Fatalf("hit %d is %s %+v, want %s %+v", i, h.EvidenceID, h.Span, orig.EvidenceID, orig.Span)
+		}
+		if h.Excerpt == nil {
+			continue
+		}
+		e := *h.Excerpt
+		if e.StartLine < h.Span.StartLine || e.EndLine > h.Span.EndLine || e.EndLine < e.StartLine {
+			t.Fatalf("hit %d: excerpt %+v outside span %+v", i, e, h.Span)
+		}
+		lines := strings.SplitAfter(*orig.Text, "\n")
+		want := strings.Join(lines[e.StartLine-h.Span.StartLine:e.EndLine-h.Span.StartLine+1], "")
+		shown := want
+		if h.Text != nil {
+			shown = *h.Text
+		}
+		if in.Format == FormatNone && (!strings.HasPrefix(want, shown) || (!h.Truncated && shown != want)) {
+			t.Fatalf("hit %d: text %q is not the excerpt's lines %q", i, shown, want)
+		}
+		if in.Format != FormatNone {
+			cite := fmt.Sprintf("%s:%d-", hitFile(&orig), e.StartLine)
+			if in.Format == FormatHierarchical {
+				cite = fmt.Sprintf(`id="%s" lines="%d-`, attr(h.EvidenceID), e.StartLine)
+			}
+			if !strings.Contains(out.Rendered, cite) {
+				t.Fatalf("hit %d: the rendered text does not cite %s:\n%s", i, cite, out.Rendered)
+			}
+		}
+	}
+}
+
+// TestPackProperties packs generated answers at many budgets, in every
+// format and both counters, and checks every answer.
+func TestPackProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ctx := context.Background()
+	cases := 12
+	if testing.Short() || raceEnabled {
+		cases = 4
+	}
+	for c := range cases {
+		res := genResult(r)
+		res.Hits = append(res.Hits, longHits(r, 1+r.IntN(12))...)
+		r.Shuffle(len(res.Hits), func(i, j int) { res.Hits[i], res.Hits[j] = res.Hits[j], res.Hits[i] })
+		for fi, f := range formats {
+			in := FitInput{Result: res, Counter: []string{"o200k_base", "cl100k_base"}[(c+fi)%2], Format: f, Pack: true}
+			least := minimum(t, in)
+			for _, m := range []int{least, least + 40, 600, 1000, 2500, 4000, 12000} {
+				if m < least {
+					continue
+				}
+				in.MaxTokens = m
+				out, err := Fit(ctx, in)
+				if err != nil {
+					t.Fatalf("case %d %s budget %d: %v", c, f, m, err)
+				}
+				checkPacked(t, in, out)
+			}
+		}
+	}
+}
+
+// TestPackMorePlaces: long units at a small budget show more distinct
+// places when packed, each at its matching line.
+func TestPackMorePlaces(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	hits := longHits(r, 30)
+	ctx := context.Background()
+	for _, f := range []Format{FormatAgent, FormatMarkdown, FormatNone} {
+		for _, m := range []int{1000, 4000} {
+			base := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: hits}, MaxTokens: m, Format: f}
+			plain, err := Fit(ctx, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base.Pack = true
+			packed, err := Fit(ctx, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPacked(t, base, packed)
+			np, nq := len(plain.Result.Hits), len(packed.Result.Hits)
+			if nq < 5 || nq <= np {
+				t.Errorf("%s at %d: %d places packed, %d plain", f, m, nq, np)
+			}
+			for i, h := range packed.Result.Hits {
+				needle := fmt.Sprintf("needle%d := match", i)
+				if f != FormatNone && !strings.Contains(packed.Rendered, needle) ||
+					f == FormatNone && (h.Text == nil || !strings.Contains(*h.Text, needle)) {
+					t.Errorf("%s at %d: place %d does not show its matching line", f, m, i)
+				}
+			}
+			if used := packed.Result.Budget.UsedTokens; used*10 < m*8 {
+				t.Errorf("%s at %d: packed answer uses only %d tokens", f, m, used)
+			}
+		}
+	}
+}
