@@ -63,7 +63,7 @@ func FuzzLookupTerms(f *testing.F) {
 	})
 }
 
-// An index built before file terms were kept (migration 0011 not applied)
+// An index built before file terms were kept (migration 0012 not applied)
 // opens with no terms on its files, and the next sync reads them again.
 func TestFileTermsMigration(t *testing.T) {
 	e := newEnv(t)
@@ -75,7 +75,7 @@ func TestFileTermsMigration(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 0 {
 		t.Fatalf("%d indexed files have no terms", n)
 	}
-	for _, q := range []string{`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, `DELETE FROM schema_migrations WHERE version >= 11`} {
+	for _, q := range []string{`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, `DELETE FROM schema_migrations WHERE version >= 12`} {
 		if _, err := e.db.W.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

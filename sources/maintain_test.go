@@ -176,7 +176,7 @@ func TestContentlessMigration(t *testing.T) {
 			INSERT INTO evidence_fts(evidence_fts, rowid, title, heading_path, path, text, code_terms)
 			VALUES ('delete', old.seq, old.title, old.heading_path, old.path, old.text, old.code_terms); END`,
 		`CREATE TRIGGER evidence_fts_update AFTER UPDATE OF title ON evidence BEGIN SELECT 1; END`,
-		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, // 11_file_index
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, // 12_file_index
 		`ALTER TABLE runs DROP COLUMN collections`, // undo 7_runs_scope too
 		`ALTER TABLE files DROP COLUMN role`,       // and 9_roles
 		`ALTER TABLE evidence DROP COLUMN role`,

@@ -279,7 +279,7 @@ func (f *fileState) roleMissing() bool {
 }
 
 // termsMissing reports an indexed file or image without file terms
-// (file_terms.go): indexed before they were kept (migration 0011), it is
+// (file_terms.go): indexed before they were kept (migration 0012), it is
 // read again by the next sync.
 func (f *fileState) termsMissing() bool {
 	return f.noTerms && (f.status == statusIndexed || f.status == statusAsset)

@@ -342,7 +342,7 @@ const (
 		SELECT seq, title, heading_path, path, text, code_terms FROM evidence_leaves WHERE seq > ?1`
 
 	// IndexFilesSQL indexes every file whose first unit's seq is above
-	// ?1 in the whole-file index (migration 0011): its path and the
+	// ?1 in the whole-file index (migration 0012): its path and the
 	// titles, texts and code terms of its leaves. Whoever inserts
 	// evidence must run it too.
 	IndexFilesSQL = `INSERT INTO file_fts(rowid, path, text)
