@@ -419,7 +419,7 @@ func (c *candidate) decodeHeadings() {
 }
 
 // toHit turns a ranked candidate into a Hit with its snippet.
-func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
+func (c *candidate) toHit(m *matcher, terms []sterm, stale string) Hit {
 	hp := c.headings
 	text := c.text
 	return Hit{
@@ -437,7 +437,8 @@ func (c *candidate) toHit(m *matcher, terms []sterm, stale bool) Hit {
 		Snippet:     makeSnippet(m, terms, c.text, c.codeTerms),
 		Text:        &text,
 		Hash:        c.hash,
-		Stale:       stale,
+		Stale:       stale != "",
+		StaleReason: staleReason(stale),
 	}
 }
 

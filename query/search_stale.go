@@ -23,16 +23,17 @@ type fileKey struct {
 	path   string
 }
 
-// staleFiles reports, for each file of the page, whether it is stale.
-func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]bool, error) {
-	keys := map[fileKey]bool{}
+// staleFiles reports, for each file of the page, why it is stale ("" when
+// it is not).
+func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]string, error) {
+	keys := map[fileKey]string{}
 	var pairs [][2]string
 	for _, c := range page {
 		k := fileKey{c.sourceID, c.path}
 		if _, ok := keys[k]; ok {
 			continue
 		}
-		keys[k] = true // stale until the files table says otherwise
+		keys[k] = StaleDeleted // gone until the files table says otherwise
 		pairs = append(pairs, [2]string{c.sourceID, c.path})
 	}
 	if len(pairs) == 0 {
@@ -55,7 +56,7 @@ func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) 
 		if err := rows.Scan(&k.source, &k.path, &size, &mtime, &sha, &kind, &root); err != nil {
 			return nil, fmt.Errorf("search: stale check: %w", err)
 		}
-		keys[k] = IsStale(FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String})
+		keys[k] = StaleReason(FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: stale check: %w", err)

@@ -73,6 +73,10 @@ type Hit struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	Hash      string `json:"hash"`
 	Stale     bool   `json:"stale"`
+	// StaleReason says why a stale hit is stale: "changed" (other bytes
+	// on disk, or unreadable) or "deleted" (the file is gone); null when
+	// the hit is current.
+	StaleReason *string `json:"stale_reason"`
 }
 
 // BudgetInfo reports how the answer was sized. UsedTokens counts the exact
@@ -142,4 +146,6 @@ type Evidence struct {
 	Hash         string   `json:"hash"`
 	Text         string   `json:"text"`
 	Stale        bool     `json:"stale"`
+	// StaleReason is null, "changed" or "deleted", as on a hit.
+	StaleReason *string `json:"stale_reason"`
 }
