@@ -36,6 +36,7 @@ type Progress struct {
 	Indexed   int64 `json:"indexed"`
 	Unchanged int64 `json:"unchanged"`
 	Skipped   int64 `json:"skipped"`
+	Deleted   int64 `json:"deleted"`
 	Bytes     int64 `json:"bytes"`
 }
 

@@ -195,7 +195,7 @@ func (q *Queue) runJob(j Job) {
 	case errors.Is(cause, errShutdown) || (q.ctx.Err() != nil && !errors.Is(cause, errUserCancel)):
 		// Checkpoint: back to the queue, to resume at the next start.
 		if _, e := q.db.W.ExecContext(final, `UPDATE jobs SET state = 'queued', `+progressSet+` WHERE id = ?`,
-			p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, j.ID); e != nil {
+			p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Deleted, p.Bytes, j.ID); e != nil {
 			q.log.Error("checkpoint job", "job", j.ID, "err", e)
 		}
 	case errors.Is(cause, errUserCancel) || q.cancelRequested(final, j.ID):
@@ -209,11 +209,11 @@ func (q *Queue) runJob(j Job) {
 	}
 }
 
-const progressSet = `files_seen = ?, indexed = ?, unchanged = ?, skipped = ?, bytes = ?`
+const progressSet = `files_seen = ?, indexed = ?, unchanged = ?, skipped = ?, deleted = ?, bytes = ?`
 
 func (q *Queue) saveProgress(id string, p Progress) {
 	if _, err := q.db.W.ExecContext(context.WithoutCancel(q.ctx), `UPDATE jobs SET `+progressSet+` WHERE id = ? AND state = 'running'`,
-		p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, id); err != nil {
+		p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Deleted, p.Bytes, id); err != nil {
 		q.log.Warn("save progress", "job", id, "err", err)
 	}
 }
@@ -230,7 +230,7 @@ func (q *Queue) finish(ctx context.Context, id, state string, p Progress, je *Jo
 		code, msg = string(je.Code), je.Message
 	}
 	if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET state = ?, finished_at = ?, error_code = ?, error_message = ?, `+progressSet+` WHERE id = ?`,
-		state, stamp(time.Now()), code, msg, p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, id); err != nil {
+		state, stamp(time.Now()), code, msg, p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Deleted, p.Bytes, id); err != nil {
 		q.log.Error("finish job", "job", id, "err", err)
 	}
 }

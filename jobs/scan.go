@@ -8,7 +8,7 @@ import (
 )
 
 const jobColumns = `seq, id, kind, state, source_id, collection_id, principal, attempt,
-	files_seen, indexed, unchanged, skipped, bytes, error_code, error_message,
+	files_seen, indexed, unchanged, skipped, deleted, bytes, error_code, error_message,
 	created_at, started_at, finished_at`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -21,7 +21,7 @@ func scanJob(s scanner) (Job, error) {
 		started, finished sql.NullString
 	)
 	err := s.Scan(&j.seq, &j.ID, &j.Kind, &j.State, &j.SourceID, &j.CollectionID, &j.principal, &j.Attempt,
-		&j.Progress.FilesSeen, &j.Progress.Indexed, &j.Progress.Unchanged, &j.Progress.Skipped, &j.Progress.Bytes,
+		&j.Progress.FilesSeen, &j.Progress.Indexed, &j.Progress.Unchanged, &j.Progress.Skipped, &j.Progress.Deleted, &j.Progress.Bytes,
 		&code, &msg, &created, &started, &finished)
 	if err != nil {
 		return Job{}, err
