@@ -177,6 +177,7 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			SettingItem{"query_history", s.QueryHistory},
 			SettingItem{"listen", s.Listen},
 			SettingItem{"default_excludes", excludes},
+			SettingItem{"watch", s.Watching()},
 		}, nil
 	case SubjectLanguages:
 		return d.counted(ctx, p, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id
