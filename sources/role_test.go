@@ -283,6 +283,8 @@ func TestRolesMigration(t *testing.T) {
 	e.sync(src.ID)
 	for _, q := range []string{
 		`ALTER TABLE files DROP COLUMN role`,
+		`ALTER TABLE jobs DROP COLUMN deleted`, // and the later ones
+		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 9`,
 	} {

@@ -33,6 +33,8 @@ type Source struct {
 	UpdatedAt         time.Time  `json:"updated_at"`
 	CurrentRevisionID *string    `json:"current_revision_id"`
 	LastSyncedAt      *time.Time `json:"last_synced_at"`
+	// Watch is false when the source opted out of watching.
+	Watch bool `json:"watch"`
 }
 
 // Revision is one applied sync of a source.
@@ -87,12 +89,13 @@ func CreateSource(ctx context.Context, db *workspace.DB, rs ResolvedSource) (src
 	case errors.Is(err, sql.ErrNoRows):
 		id = newID("src_")
 		created = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO sources(id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, string(rs.Kind), rs.Path, rs.CollectionID, rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, ts)
+		_, err = tx.ExecContext(ctx, `INSERT INTO sources(id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, watch)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, string(rs.Kind), rs.Path, rs.CollectionID, rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, ts, rs.Watch == nil || *rs.Watch)
 	case err == nil:
-		_, err = tx.ExecContext(ctx, `UPDATE sources SET kind = ?, name = ?, include_globs = ?, exclude_globs = ?, updated_at = ? WHERE id = ?`,
-			string(rs.Kind), rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, id)
+		_, err = tx.ExecContext(ctx, `UPDATE sources SET kind = ?, name = ?, include_globs = ?, exclude_globs = ?, updated_at = ?,
+			watch = COALESCE(?, watch) WHERE id = ?`,
+			string(rs.Kind), rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, rs.Watch, id)
 	}
 	if err != nil {
 		return Source{}, false, fmt.Errorf("create source: %w", err)
@@ -112,7 +115,7 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const sourceColumns = `id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, current_revision_id, last_synced_at`
+const sourceColumns = `id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, current_revision_id, last_synced_at, watch`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -121,7 +124,7 @@ func scanSource(s scanner) (Source, error) {
 	var kind, inc, exc, created, updated string
 	var synced *string
 	if err := s.Scan(&src.ID, &kind, &src.Path, &src.CollectionID, &src.Name, &inc, &exc, &created, &updated,
-		&src.CurrentRevisionID, &synced); err != nil {
+		&src.CurrentRevisionID, &synced, &src.Watch); err != nil {
 		return Source{}, err
 	}
 	if synced != nil {

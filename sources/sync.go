@@ -150,6 +150,9 @@ type Stats struct {
 	WalkMS          int64            `json:"walk_ms"`    // walking the tree
 	ExtractMS       int64            `json:"extract_ms"` // reading, hashing, extracting (outside the transaction)
 	ApplyMS         int64            `json:"apply_ms"`   // the write transaction
+	// Dirs are the directories the walk entered (absolute, the root
+	// first): what a watcher of the source watches. Not stored.
+	Dirs []string `json:"-"`
 }
 
 // SyncOptions tune one sync.
@@ -239,6 +242,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		return Stats{}, err
 	}
 	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
+	stats.Dirs = walked.dirs
 	stats.WalkMS = time.Since(start).Milliseconds()
 	skips := walked.skips
 
