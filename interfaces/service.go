@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -82,6 +83,28 @@ type StatusResult struct {
 	// caller's searches, so only a caller with the manage grant on every
 	// collection gets them; for any other it is absent.
 	SearchCache *CacheCounts `json:"search_cache,omitempty"`
+	// Watch says how the caller's sources are watched and which have
+	// changes waiting for a sync (docs/ingest.md, "Watching").
+	Watch *WatchStatus `json:"watch,omitempty"`
+}
+
+// WatchStatus is the watch part of status.
+type WatchStatus struct {
+	// Enabled is false when this owner watches nothing (the watch
+	// setting is false, or it holds the workspace for one command).
+	Enabled bool `json:"enabled"`
+	// PendingChanges sums the sources' pending changes.
+	PendingChanges int           `json:"pending_changes"`
+	Sources        []SourceWatch `json:"sources"`
+}
+
+// SourceWatch is how one source is watched: mode watching, polling (with
+// the reason) or off, and its changes waiting for a sync.
+type SourceWatch struct {
+	SourceID string `json:"source_id"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	sources.WatchState
 }
 
 // CacheCounts counts lookups in a cache.

@@ -29,7 +29,9 @@ const (
 type Discoverer struct {
 	DB       *workspace.DB
 	Settings workspace.Settings
-	Cursors  *workspace.Cursors
+	// WatchState, when set, says how a source is watched.
+	WatchState func(sources.Source) sources.WatchState
+	Cursors    *workspace.Cursors
 	// Extra answers subjects this package does not know yet (models, from
 	// the token counters); nil for none.
 	Extra func(ctx context.Context, p workspace.Principal, subject string) ([]any, bool, error)
@@ -71,6 +73,9 @@ type SettingItem struct {
 // stands.
 type SourceItem struct {
 	sources.Source
+	// Watch is how the source is watched (absent where the discoverer
+	// has no watcher to ask).
+	Watch *sources.WatchState `json:"watch,omitempty"`
 }
 
 // Discover lists subject for p.
@@ -157,7 +162,12 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		}
 		out := make([]any, 0, len(srcs))
 		for _, s := range srcs {
-			out = append(out, SourceItem{Source: s})
+			item := SourceItem{Source: s}
+			if d.WatchState != nil {
+				st := d.WatchState(s)
+				item.Watch = &st
+			}
+			out = append(out, item)
 		}
 		return out, nil
 	case SubjectSettings:

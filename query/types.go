@@ -114,14 +114,17 @@ type RequestEcho struct {
 
 // QueryResult is the answer to a search.
 type QueryResult struct {
-	RunID         string        `json:"run_id"`
-	Request       RequestEcho   `json:"request"`
-	Hits          []Hit         `json:"hits"`
-	TotalMatches  int           `json:"total_matches"`
-	Truncated     bool          `json:"truncated"`
-	Budget        BudgetInfo    `json:"budget"`
-	ContentTotals ContentTotals `json:"content_totals"`
-	NextCursor    *string       `json:"next_cursor"`
+	RunID        string      `json:"run_id"`
+	Request      RequestEcho `json:"request"`
+	Hits         []Hit       `json:"hits"`
+	TotalMatches int         `json:"total_matches"`
+	// PendingChanges counts the files changed on disk and not yet synced
+	// in the searched sources: what the hits cannot show yet.
+	PendingChanges int           `json:"pending_changes"`
+	Truncated      bool          `json:"truncated"`
+	Budget         BudgetInfo    `json:"budget"`
+	ContentTotals  ContentTotals `json:"content_totals"`
+	NextCursor     *string       `json:"next_cursor"`
 	// Rendered carries the rendered text on /v1 when a render was asked
 	// for; over MCP it travels as the one text block instead.
 	Rendered *string `json:"rendered,omitempty"`

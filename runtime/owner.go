@@ -72,6 +72,15 @@ type Options struct {
 	// resume the queued and interrupted jobs only to abort them a moment
 	// later when the command ends.
 	NoJobs bool
+	// NoWatch leaves the sources unwatched whatever the watch setting
+	// says: OpenLocal's owner lives for one command.
+	NoWatch bool
+	// WatchDebounce, WatchRescan and MaxWatches tune watching
+	// (sources.WatchOptions: Debounce, Rescan, MaxWatches); zero values
+	// are the defaults.
+	WatchDebounce time.Duration
+	WatchRescan   time.Duration
+	MaxWatches    int
 }
 
 // Owner is the single process that holds a workspace: the lock, the
@@ -114,6 +123,9 @@ type Owner struct {
 	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
+	watcher    *sources.Watcher // nil when nothing is watched
+	watchSetup sync.WaitGroup   // the first watches, set up beside the start
+	watchReady atomic.Bool      // the first watches are set up
 
 	connMu   sync.Mutex
 	newConns map[net.Conn]struct{} // accepted, no request read yet (see closeNewConns)
@@ -244,11 +256,11 @@ func (own *Owner) open(ctx context.Context) error {
 	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns}
+	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -291,6 +303,9 @@ func (own *Owner) open(ctx context.Context) error {
 	if !own.opts.NoJobs {
 		own.startJobs()
 	}
+	if s.Watching() && !own.opts.NoWatch {
+		own.startWatching()
+	}
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
 }
@@ -329,6 +344,10 @@ func (own *Owner) abort() {
 	}
 	if own.endLife != nil {
 		own.endLife()
+	}
+	own.watchSetup.Wait()
+	if own.watcher != nil {
+		own.watcher.Close()
 	}
 	if own.engine != nil {
 		_ = own.engine.Close()
@@ -422,6 +441,10 @@ func (own *Owner) close(ctx context.Context) error {
 		_ = own.srv.Close()
 	}
 	own.endLife() // rankings shared by callers who are gone
+	own.watchSetup.Wait()
+	if own.watcher != nil {
+		own.watcher.Close() // no more syncs are asked for
+	}
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)
 	defer qcancel()

@@ -14,13 +14,22 @@ import (
 type syncRunner struct {
 	ix      *sources.Indexer
 	applied func() // called after a sync that applied a revision
-	log     *slog.Logger
+	// began and ended tell the watcher of each run (nil: nothing to tell).
+	began func(sourceID string)
+	ended func(ctx context.Context, sourceID string, ok bool, dirs []string)
+	log   *slog.Logger
 }
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
+	if r.began != nil {
+		r.began(j.SourceID)
+	}
 	st, err := r.ix.Sync(ctx, j.SourceID, sources.SyncOptions{
 		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
 	})
+	if r.ended != nil {
+		r.ended(ctx, j.SourceID, err == nil, st.Dirs)
+	}
 	if err != nil || !st.NewRevision {
 		return err
 	}

@@ -63,6 +63,10 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	if err != nil {
 		return interfaces.StatusResult{}, err
 	}
+	watch, err := s.owner.watchStatus(ctx, p)
+	if err != nil {
+		return interfaces.StatusResult{}, err
+	}
 	// The cache counters count every caller's searches: only a manager of
 	// every collection sees them.
 	var cache *interfaces.CacheCounts
@@ -79,6 +83,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 		Version:     Version,
 		Jobs:        interfaces.JobCounts{Queued: queued, Running: running},
 		SearchCache: cache,
+		Watch:       watch,
 	}, nil
 }
 

@@ -86,6 +86,7 @@ type Watcher struct {
 // watched is one source's watch. Its fields are guarded by Watcher.mu.
 type watched struct {
 	id, root          string
+	collection        string
 	kind              Kind
 	gitDir, commonDir string
 	fsw               *fsnotify.Watcher
@@ -137,7 +138,7 @@ func (w *Watcher) Watch(src Source, dirs []string) {
 		return
 	}
 	w.unwatchLocked(src.ID)
-	s := &watched{id: src.ID, root: src.Path, kind: src.Kind, dirs: map[string]bool{},
+	s := &watched{id: src.ID, root: src.Path, collection: src.CollectionID, kind: src.Kind, dirs: map[string]bool{},
 		pending: map[string]bool{}, inflight: map[string]bool{}, stop: make(chan struct{}), mode: WatchWatching}
 	w.srcs[src.ID] = s
 	if src.Kind == KindFile {
@@ -292,6 +293,26 @@ func (w *Watcher) State(id string) (WatchState, bool) {
 		}
 	}
 	return st, true
+}
+
+// Pending sums the pending changes of the watched sources that keep
+// selects (by id and collection).
+func (w *Watcher) Pending(keep func(id, collection string) bool) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for id, s := range w.srcs {
+		if s.mode != WatchWatching || !keep(id, s.collection) {
+			continue
+		}
+		n += len(s.pending)
+		for p := range s.inflight {
+			if !s.pending[p] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // BeginSync tells w that a sync of the source starts: the changes seen so
