@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -293,6 +294,22 @@ func (w *Watcher) State(id string) (WatchState, bool) {
 		}
 	}
 	return st, true
+}
+
+// Watched lists the directories watched for the source, sorted.
+func (w *Watcher) Watched(id string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.dirs))
+	for d := range s.dirs {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Pending sums the pending changes of the watched sources that keep
