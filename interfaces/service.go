@@ -38,6 +38,11 @@ type Service interface {
 	AddSources(ctx context.Context, req AddSourcesRequest) (JobResult, error)
 	ManageJob(ctx context.Context, req ManageJobRequest) (ManageJobResult, error)
 
+	// RemoveSource is DELETE /v1/sources/{id}: it needs write on the
+	// source's collection; the source's evidence, revisions and assets
+	// leave the index in one transaction and its active job ends.
+	RemoveSource(ctx context.Context, id string) (RemovedSource, error)
+
 	// GetJob is GET /v1/jobs/{id}; Evidence and Asset back the
 	// tychora://evidence and tychora://assets templates.
 	GetJob(ctx context.Context, id string) (JobResult, error)
@@ -131,6 +136,17 @@ type CreateTokenRequest struct {
 type CreatedToken struct {
 	workspace.TokenRecord
 	Token string `json:"token"`
+}
+
+// RemovedSource is the answer to DELETE /v1/sources/{id}: the source as it
+// was, and the job that was cancelled with it (null when none was active).
+type RemovedSource struct {
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Path         string  `json:"path"`
+	CollectionID string  `json:"collection_id"`
+	Removed      bool    `json:"removed"`
+	CancelledJob *string `json:"cancelled_job"`
 }
 
 // RevokedToken is the answer to DELETE /v1/tokens/{id}.
