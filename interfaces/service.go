@@ -91,6 +91,21 @@ type StatusResult struct {
 	// Watch says how the caller's sources are watched and which have
 	// changes waiting for a sync (docs/ingest.md, "Watching").
 	Watch *WatchStatus `json:"watch,omitempty"`
+	// Settings says when tychora.json was last reloaded and which of its
+	// changes wait for a restart (a manager of every collection only).
+	Settings *SettingsStatus `json:"settings,omitempty"`
+}
+
+// SettingsStatus is the settings part of status.
+type SettingsStatus struct {
+	// ReloadedAt is when the owner last applied a change of tychora.json
+	// (null: never since it started).
+	ReloadedAt *time.Time `json:"reloaded_at"`
+	// RestartNeeded names the changed keys that apply only after a
+	// restart (listen, workers, max_request_bytes, query_history).
+	RestartNeeded []string `json:"restart_needed"`
+	// Error says why the last change of tychora.json was not applied.
+	Error string `json:"error,omitempty"`
 }
 
 // WatchStatus is the watch part of status.

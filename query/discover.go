@@ -29,6 +29,9 @@ const (
 type Discoverer struct {
 	DB       *workspace.DB
 	Settings workspace.Settings
+	// SettingsNow, when set, gives the settings in force instead of
+	// Settings (an owner reloads them).
+	SettingsNow func() workspace.Settings
 	// WatchState, when set, says how a source is watched.
 	WatchState func(sources.Source) sources.WatchState
 	Cursors    *workspace.Cursors
@@ -76,6 +79,14 @@ type SourceItem struct {
 	// Watch is how the source is watched (absent where the discoverer
 	// has no watcher to ask).
 	Watch *sources.WatchState `json:"watch,omitempty"`
+}
+
+// settings are the settings in force.
+func (d *Discoverer) settings() workspace.Settings {
+	if d.SettingsNow != nil {
+		return d.SettingsNow()
+	}
+	return d.Settings
 }
 
 // Discover lists subject for p.
@@ -156,7 +167,7 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		}
 		return out, nil
 	case SubjectSources:
-		srcs, err := sources.ListSources(ctx, d.DB, visible(p, d.Settings.Collections))
+		srcs, err := sources.ListSources(ctx, d.DB, visible(p, d.settings().Collections))
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +182,7 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		}
 		return out, nil
 	case SubjectSettings:
-		s := d.Settings
+		s := d.settings()
 		excludes := s.DefaultExcludes
 		if excludes == nil { // settings that were never filled: the built-in list applies
 			excludes = workspace.DefaultExcludes()
@@ -249,7 +260,7 @@ var relationDescriptions = map[string]string{
 // inList renders the caller's visible collections as SQL placeholders and
 // arguments; ok is false when the caller sees none.
 func (d *Discoverer) inList(p workspace.Principal) (string, []any, bool) {
-	cs := visible(p, d.Settings.Collections)
+	cs := visible(p, d.settings().Collections)
 	if len(cs) == 0 {
 		return "", nil, false
 	}

@@ -22,6 +22,9 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
+	// CollectionsNow, when set, gives them instead of Collections (an
+	// owner reloads its settings).
+	CollectionsNow func() []string
 	// Exhaustive, for evaluation only, makes stage A return every unit
 	// that matches any clause of the question, so that stage B ranks them
 	// all: the ranking the pool is measured against (bench/eval -agree).

@@ -87,7 +87,6 @@ type Options struct {
 // database, the loopback listener and endpoint.json.
 type Owner struct {
 	layout    workspace.Layout
-	settings  workspace.Settings
 	created   bool
 	db        *workspace.DB
 	tokens    *workspace.Tokens
@@ -123,9 +122,12 @@ type Owner struct {
 	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
-	watcher    *sources.Watcher // nil when nothing is watched
-	watchSetup sync.WaitGroup   // the first watches, set up beside the start
-	watchReady atomic.Bool      // the first watches are set up
+	watcherp   atomic.Pointer[sources.Watcher] // nil when nothing is watched
+	ixp        atomic.Pointer[sources.Indexer] // replaced when the settings it takes change
+	conf       atomic.Pointer[workspace.Settings]
+	reload     reloadState
+	watchSetup sync.WaitGroup // the first watches, set up beside the start
+	watchReady atomic.Bool    // the first watches are set up
 
 	connMu   sync.Mutex
 	newConns map[net.Conn]struct{} // accepted, no request read yet (see closeNewConns)
@@ -216,7 +218,7 @@ func (own *Owner) open(ctx context.Context) error {
 		}
 		s.Listen = own.opts.Listen
 	}
-	own.settings = s
+	own.conf.Store(&s)
 	// Whatever endpoint.json says now is stale: we hold the lock.
 	if err := RemoveEndpoint(own.layout); err != nil {
 		return fmt.Errorf("remove stale endpoint: %w", err)
@@ -245,22 +247,22 @@ func (own *Owner) open(ctx context.Context) error {
 	} else if n > 0 {
 		own.log.Info("removed assets no revision recorded", "files", n)
 	}
-	own.indexer = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
+	own.ixp.Store(sources.NewIndexer(own.db, policy, own.assets, sources.Options{
 		MaxFileBytes:    s.MaxFileBytes,
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
-	})
-	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
+	}))
+	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
 	own.rankGate = newRankGate(rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
+	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -303,8 +305,11 @@ func (own *Owner) open(ctx context.Context) error {
 	if !own.opts.NoJobs {
 		own.startJobs()
 	}
-	if s.Watching() && !own.opts.NoWatch {
-		own.startWatching()
+	if !own.opts.NoWatch {
+		if s.Watching() {
+			own.startWatching()
+		}
+		own.watchSettings()
 	}
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
@@ -345,10 +350,8 @@ func (own *Owner) abort() {
 	if own.endLife != nil {
 		own.endLife()
 	}
-	own.watchSetup.Wait()
-	if own.watcher != nil {
-		own.watcher.Close()
-	}
+	own.stopSettingsWatch()
+	own.stopWatching()
 	if own.engine != nil {
 		_ = own.engine.Close()
 	}
@@ -377,7 +380,16 @@ func (own *Owner) WorkspaceID() string { return own.id }
 func (own *Owner) Layout() workspace.Layout { return own.layout }
 
 // Settings are the settings in force.
-func (own *Owner) Settings() workspace.Settings { return own.settings }
+func (own *Owner) Settings() workspace.Settings { return own.cfg() }
+
+// cfg is the settings in force (tychora.json, reloaded when it changes).
+func (own *Owner) cfg() workspace.Settings { return *own.conf.Load() }
+
+// idx is the indexer of the settings in force.
+func (own *Owner) idx() *sources.Indexer { return own.ixp.Load() }
+
+// watch is the watcher, nil when nothing is watched.
+func (own *Owner) watch() *sources.Watcher { return own.watcherp.Load() }
 
 // Service is the in-process Service. Callers put their principal in ctx
 // (workspace.WithPrincipal); OwnerContext does it for the owner's own.
@@ -440,11 +452,9 @@ func (own *Owner) close(ctx context.Context) error {
 		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
 		_ = own.srv.Close()
 	}
-	own.endLife() // rankings shared by callers who are gone
-	own.watchSetup.Wait()
-	if own.watcher != nil {
-		own.watcher.Close() // no more syncs are asked for
-	}
+	own.stopSettingsWatch()
+	own.endLife()      // rankings shared by callers who are gone
+	own.stopWatching() // no more syncs are asked for
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)
 	defer qcancel()

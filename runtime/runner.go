@@ -12,8 +12,8 @@ import (
 // syncRunner runs source jobs: an add and a sync are both a sync of the
 // source's current state into a new revision.
 type syncRunner struct {
-	ix      *sources.Indexer
-	applied func() // called after a sync that applied a revision
+	ix      func() *sources.Indexer // the indexer of the settings in force
+	applied func()                  // called after a sync that applied a revision
 	// began and ended tell the watcher of each run (nil: nothing to tell).
 	began func(sourceID string)
 	ended func(ctx context.Context, sourceID string, ok bool, dirs []string)
@@ -24,7 +24,8 @@ func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progre
 	if r.began != nil {
 		r.began(j.SourceID)
 	}
-	st, err := r.ix.Sync(ctx, j.SourceID, sources.SyncOptions{
+	ix := r.ix()
+	st, err := ix.Sync(ctx, j.SourceID, sources.SyncOptions{
 		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
 	})
 	if r.ended != nil {
@@ -41,7 +42,7 @@ func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progre
 	// fails or is cut short by a shutdown does not fail the job: the next
 	// revision tries again.
 	start := time.Now()
-	ran, err := r.ix.Optimize(ctx)
+	ran, err := ix.Optimize(ctx)
 	switch {
 	case err != nil && r.log != nil:
 		r.log.Warn("index merge after the sync did not complete", "job_id", j.ID, "err", err)

@@ -65,7 +65,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	if err != nil {
 		return interfaces.SearchOutput{}, err
 	}
-	maxTokens, counter := own.settings.DefaultMaxTokens, own.settings.TokenCounter
+	maxTokens, counter := own.cfg().DefaultMaxTokens, own.cfg().TokenCounter
 	if b := norm.Budget; b != nil {
 		if b.MaxTokens > 0 {
 			maxTokens = b.MaxTokens

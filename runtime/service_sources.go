@@ -28,8 +28,8 @@ func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.Removed
 	}
 	ctx = carryOut(ctx)
 	own := s.owner
-	if own.watcher != nil {
-		own.watcher.Unwatch(src.ID)
+	if w := own.watch(); w != nil {
+		w.Unwatch(src.ID)
 	}
 	out := interfaces.RemovedSource{ID: src.ID, Name: src.Name, Path: src.Path, CollectionID: src.CollectionID, Removed: true}
 	// The active job ends first: a sync that applied its revision after

@@ -19,14 +19,15 @@ const WatchPrincipal = "watch"
 // startWatching makes the owner's watcher and, beside the start, watches
 // every source that has not opted out (docs/ingest.md, "Watching").
 func (own *Owner) startWatching() {
-	own.watcher = sources.NewWatcher(sources.WatchOptions{
+	w := sources.NewWatcher(sources.WatchOptions{
 		Debounce:        own.opts.WatchDebounce,
 		MaxWatches:      own.opts.MaxWatches,
 		Rescan:          own.opts.WatchRescan,
-		DefaultExcludes: own.settings.DefaultExcludes,
+		DefaultExcludes: own.cfg().DefaultExcludes,
 		Changed:         own.watchChanged,
 		Logger:          own.log,
 	})
+	own.watcherp.Store(w)
 	own.watchSetup.Add(1)
 	go func() {
 		defer own.watchSetup.Done()
@@ -41,7 +42,7 @@ func (own *Owner) startWatching() {
 			if !s.Watch {
 				continue
 			}
-			src, dirs, err := own.indexer.WatchDirs(own.life, s.ID)
+			src, dirs, err := own.idx().WatchDirs(own.life, s.ID)
 			if err != nil {
 				if own.life.Err() != nil {
 					return
@@ -49,7 +50,7 @@ func (own *Owner) startWatching() {
 				own.log.Warn("source not watched", "source_id", s.ID, "err", err)
 				continue
 			}
-			own.watcher.Watch(src, dirs)
+			w.Watch(src, dirs)
 			n++
 		}
 		own.watchReady.Store(true)
@@ -62,7 +63,9 @@ func (own *Owner) startWatching() {
 func (own *Owner) watchChanged(id string) bool {
 	src, err := sources.GetSource(own.life, own.db, id)
 	if workspace.ErrorCode(err) == workspace.CodeNotFound {
-		own.watcher.Unwatch(id)
+		if w := own.watch(); w != nil {
+			w.Unwatch(id)
+		}
 		return false
 	}
 	if err != nil {
@@ -83,22 +86,23 @@ func (own *Owner) watchChanged(id string) bool {
 // changed while it ran gets another sync, its walk is what is watched
 // next, and a source's first sync starts its watch.
 func (own *Owner) syncBegan(id string) {
-	if own.watcher != nil {
-		own.watcher.BeginSync(id)
+	if w := own.watch(); w != nil {
+		w.BeginSync(id)
 	}
 }
 
 func (own *Owner) syncEnded(ctx context.Context, id string, ok bool, dirs []string) {
-	if own.watcher == nil {
+	w := own.watch()
+	if w == nil {
 		return
 	}
-	if _, watched := own.watcher.State(id); watched || !ok {
-		own.watcher.EndSync(id, ok, dirs)
+	if _, watched := w.State(id); watched || !ok {
+		w.EndSync(id, ok, dirs)
 		return
 	}
 	src, err := sources.GetSource(context.WithoutCancel(ctx), own.db, id)
 	if err == nil && src.Watch {
-		own.watcher.Watch(src, dirs)
+		w.Watch(src, dirs)
 	}
 }
 
@@ -108,15 +112,17 @@ func (own *Owner) watchState(src sources.Source) sources.WatchState {
 	off := func(reason string) sources.WatchState {
 		return sources.WatchState{Mode: sources.WatchOff, Reason: reason}
 	}
-	switch {
-	case !own.settings.Watching():
+	if !own.cfg().Watching() {
 		return off("watch is false in tychora.json")
-	case own.watcher == nil:
+	}
+	w := own.watch()
+	switch {
+	case w == nil:
 		return off("this process holds the workspace for one command and watches nothing")
 	case !src.Watch:
 		return off("the source opted out (watch false)")
 	}
-	if st, ok := own.watcher.State(src.ID); ok {
+	if st, ok := w.State(src.ID); ok {
 		return st
 	}
 	if !own.watchReady.Load() {
@@ -128,10 +134,11 @@ func (own *Owner) watchState(src sources.Source) sources.WatchState {
 // pendingChanges counts the changes waiting in the sources a search
 // reaches: the caller's, narrowed by the request's filters.
 func (own *Owner) pendingChanges(p workspace.Principal, f *query.Filters) int {
-	if own.watcher == nil {
+	w := own.watch()
+	if w == nil {
 		return 0
 	}
-	return own.watcher.Pending(func(id, collection string) bool {
+	return w.Pending(func(id, collection string) bool {
 		if !p.CanSee(collection) {
 			return false
 		}
@@ -148,11 +155,11 @@ func (own *Owner) pendingChanges(p workspace.Principal, f *query.Filters) int {
 // watchStatus is the watch part of status: every source of the caller's
 // collections with how it is watched.
 func (own *Owner) watchStatus(ctx context.Context, p workspace.Principal) (*interfaces.WatchStatus, error) {
-	srcs, err := sources.ListSources(ctx, own.db, visibleCollections(p, own.settings.Collections))
+	srcs, err := sources.ListSources(ctx, own.db, visibleCollections(p, own.cfg().Collections))
 	if err != nil {
 		return nil, err
 	}
-	ws := &interfaces.WatchStatus{Enabled: own.settings.Watching() && own.watcher != nil, Sources: []interfaces.SourceWatch{}}
+	ws := &interfaces.WatchStatus{Enabled: own.cfg().Watching() && own.watch() != nil, Sources: []interfaces.SourceWatch{}}
 	for _, s := range srcs {
 		st := own.watchState(s)
 		ws.PendingChanges += st.PendingChanges

@@ -61,7 +61,7 @@ func newWatchEnv(t *testing.T, opts Options, files map[string]string) *watchEnv 
 	}
 	e.src = res.Job.SourceID
 	e.eventually("the source is watched", func() string {
-		if st, ok := own.watcher.State(e.src); !ok || st.Mode != sources.WatchWatching {
+		if st, ok := own.watch().State(e.src); !ok || st.Mode != sources.WatchWatching {
 			return fmt.Sprintf("state %+v %v", st, ok)
 		}
 		return ""
@@ -191,7 +191,7 @@ func TestWatchChanges(t *testing.T) {
 		"build/out.md": "# Output\n\nnever indexed\n",
 	})
 	e.settles("the first sync", "build")
-	if w := e.own.watcher.Watched(e.src); slices.Contains(w, filepath.Join(e.root, "build")) || !slices.Contains(w, filepath.Join(e.root, "docs")) {
+	if w := e.own.watch().Watched(e.src); slices.Contains(w, filepath.Join(e.root, "build")) || !slices.Contains(w, filepath.Join(e.root, "docs")) {
 		t.Fatalf("watched %v: want docs and not the ignored build", w)
 	}
 
@@ -258,7 +258,7 @@ func TestWatchChanges(t *testing.T) {
 		s.do()
 		e.settles(s.name, s.skip...)
 	}
-	if w := e.own.watcher.Watched(e.src); !slices.Contains(w, filepath.Join(e.root, "build")) || slices.Contains(w, filepath.Join(e.root, "old")) {
+	if w := e.own.watch().Watched(e.src); !slices.Contains(w, filepath.Join(e.root, "build")) || slices.Contains(w, filepath.Join(e.root, "old")) {
 		t.Fatalf("watched %v: want build, and not the removed old", w)
 	}
 	// The words of the last change are searchable.
@@ -314,7 +314,7 @@ func TestWatchRepositoryHead(t *testing.T) {
 		t.Fatalf("first revision's commit %q", head())
 	}
 	e.eventually("the source is watched", func() string {
-		if _, ok := own.watcher.State(e.src); !ok {
+		if _, ok := own.watch().State(e.src); !ok {
 			return "not watched"
 		}
 		return ""
@@ -359,7 +359,7 @@ func TestWatchLimitFallsBackToRescans(t *testing.T) {
 	waitJob(t, own, res.Job.ID)
 	e := &watchEnv{t: t, own: own, root: root, src: res.Job.SourceID}
 	e.eventually("polling", func() string {
-		st, ok := own.watcher.State(e.src)
+		st, ok := own.watch().State(e.src)
 		if !ok || st.Mode != sources.WatchPolling || !strings.Contains(st.Reason, "max_user_watches") {
 			return fmt.Sprintf("%+v", st)
 		}
@@ -490,7 +490,7 @@ func TestWatchRandomBurst(t *testing.T) {
 	}
 	e.settles("the burst")
 	e.eventually("the watcher is idle", func() string {
-		if st, _ := e.own.watcher.State(e.src); st.PendingChanges != 0 {
+		if st, _ := e.own.watch().State(e.src); st.PendingChanges != 0 {
 			return fmt.Sprintf("%d pending", st.PendingChanges)
 		}
 		var active int
@@ -500,7 +500,7 @@ func TestWatchRandomBurst(t *testing.T) {
 		}
 		return ""
 	})
-	st, err := e.own.indexer.Sync(context.Background(), e.src, sources.SyncOptions{})
+	st, err := e.own.idx().Sync(context.Background(), e.src, sources.SyncOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
