@@ -18,6 +18,7 @@ import (
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
 )
 
 // watchEnv is an owner that watches, with one folder source under root.
@@ -507,4 +508,37 @@ func TestWatchRandomBurst(t *testing.T) {
 	if st.NewRevision || st.Indexed != 0 || st.Deleted != 0 {
 		t.Fatalf("a sync after the burst still changed the index: %+v", st.Progress)
 	}
+}
+
+// TestStdioOwnerWatches: the owner a stdio bridge becomes (no owner ran)
+// watches its sources like serve's.
+func TestStdioOwnerWatches(t *testing.T) {
+	dir := newWorkspace(t)
+	setWatch(t, dir, true)
+	root := filepath.Join(filepath.Dir(dir), "proj")
+	writeFile(t, filepath.Join(root, "a.md"), "# A\n\nfirst\n")
+	p := workspace.Principal{ID: "stdio", Grant: workspace.GrantManage}
+	ctx := workspace.WithPrincipal(context.Background(), p)
+	b := NewBridge(Options{Dir: dir, WatchDebounce: 50 * time.Millisecond}, p)
+	defer b.Close(context.Background())
+	res, err := b.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := b.Owner()
+	if own == nil {
+		t.Fatal("the bridge did not become the owner")
+	}
+	waitJob(t, own, res.Job.ID)
+	e := &watchEnv{t: t, own: own, root: root, src: res.Job.SourceID}
+	e.eventually("the source is watched", func() string {
+		if w := own.watch(); w == nil {
+			return "no watcher"
+		} else if _, ok := w.State(e.src); !ok {
+			return "not watched"
+		}
+		return ""
+	})
+	writeFile(t, filepath.Join(root, "b.md"), "# B\n\nsecond\n")
+	e.settles("a change under the stdio owner")
 }
