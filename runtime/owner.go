@@ -101,7 +101,6 @@ type Owner struct {
 	svc       *Local
 	serveErr  chan error
 	cursors   *workspace.Cursors
-	indexer   *sources.Indexer
 	assets    *sources.Assets
 	queue     *jobs.Queue
 	jobsOnce  sync.Once
