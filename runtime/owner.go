@@ -75,10 +75,12 @@ type Options struct {
 	// NoWatch leaves the sources unwatched whatever the watch setting
 	// says: OpenLocal's owner lives for one command.
 	NoWatch bool
-	// WatchDebounce, WatchRescan and MaxWatches tune watching
-	// (sources.WatchOptions: Debounce, Rescan, MaxWatches); zero values
+	// WatchDebounce, WatchMaxDelay, WatchRescan and MaxWatches tune
+	// watching (sources.WatchOptions: Debounce, MaxDelay, Rescan,
+	// MaxWatches); zero values
 	// are the defaults.
 	WatchDebounce time.Duration
+	WatchMaxDelay time.Duration
 	WatchRescan   time.Duration
 	MaxWatches    int
 }

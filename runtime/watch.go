@@ -21,6 +21,7 @@ const WatchPrincipal = "watch"
 func (own *Owner) startWatching() {
 	w := sources.NewWatcher(sources.WatchOptions{
 		Debounce:        own.opts.WatchDebounce,
+		MaxDelay:        own.opts.WatchMaxDelay,
 		MaxWatches:      own.opts.MaxWatches,
 		Rescan:          own.opts.WatchRescan,
 		DefaultExcludes: own.cfg().DefaultExcludes,
@@ -50,8 +51,11 @@ func (own *Owner) startWatching() {
 				own.log.Warn("source not watched", "source_id", s.ID, "err", err)
 				continue
 			}
-			w.Watch(src, dirs)
-			n++
+			if w.WatchNew(src, dirs) {
+				// What changed while nothing watched is taken in now.
+				w.Touch(src.ID)
+				n++
+			}
 		}
 		own.watchReady.Store(true)
 		own.log.Info("watching sources", "sources", n, "ms", time.Since(start).Milliseconds())

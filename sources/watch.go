@@ -135,9 +135,28 @@ var ErrWatchLimit = errors.New("the system's limit on watched directories ran ou
 func (w *Watcher) Watch(src Source, dirs []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.watchLocked(src, dirs)
+}
+
+// WatchNew is Watch for a source not watched yet; it leaves a source
+// that is watched already as it is (and reports false).
+func (w *Watcher) WatchNew(src Source, dirs []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.srcs[src.ID] != nil {
+		return false
+	}
+	w.watchLocked(src, dirs)
+	return true
+}
+
+func (w *Watcher) watchLocked(src Source, dirs []string) {
 	if w.closed {
 		return
 	}
+	// Events that reached the watch being replaced are lost with it: the
+	// new watch starts with a sync.
+	replaced := w.srcs[src.ID] != nil
 	w.unwatchLocked(src.ID)
 	s := &watched{id: src.ID, root: src.Path, collection: src.CollectionID, kind: src.Kind, dirs: map[string]bool{},
 		pending: map[string]bool{}, inflight: map[string]bool{}, stop: make(chan struct{}), mode: WatchWatching}
@@ -164,6 +183,9 @@ func (w *Watcher) Watch(src Source, dirs []string) {
 	}
 	w.wg.Add(1)
 	go w.events(s, fsw)
+	if replaced {
+		w.bumpLocked(s, "")
+	}
 }
 
 // gitWatchDirs are the git directories whose changes move HEAD: the git
@@ -242,6 +264,17 @@ func (w *Watcher) closeWatchLocked(s *watched) {
 	}
 	w.watches -= len(s.dirs)
 	s.dirs = map[string]bool{}
+}
+
+// Touch counts a change of the source that no event told: what changed
+// while nothing watched it (before the owner started, or while the watch
+// setting was off). It gets a sync like any change.
+func (w *Watcher) Touch(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s := w.srcs[id]; s != nil && s.mode == WatchWatching {
+		w.bumpLocked(s, "")
+	}
 }
 
 // Unwatch stops watching the source.
