@@ -147,3 +147,18 @@ func TestStopFromSibling(t *testing.T) {
 		t.Fatalf("status after stop: %+v", r)
 	}
 }
+
+// noWatch turns watching off in the workspace's settings.
+func noWatch(t *testing.T, ws string) {
+	t.Helper()
+	l := workspace.NewLayout(ws)
+	s, err := workspace.LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	s.Watch = &off
+	if err := workspace.SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+}
