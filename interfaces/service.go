@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -36,6 +37,11 @@ type Service interface {
 	Inspect(ctx context.Context, args InspectArgs) (InspectResult, error)
 	AddSources(ctx context.Context, req AddSourcesRequest) (JobResult, error)
 	ManageJob(ctx context.Context, req ManageJobRequest) (ManageJobResult, error)
+
+	// RemoveSource is DELETE /v1/sources/{id}: it needs write on the
+	// source's collection; the source's evidence, revisions and assets
+	// leave the index in one transaction and its active job ends.
+	RemoveSource(ctx context.Context, id string) (RemovedSource, error)
 
 	// GetJob is GET /v1/jobs/{id}; Evidence and Asset back the
 	// tychora://evidence and tychora://assets templates.
@@ -82,6 +88,43 @@ type StatusResult struct {
 	// caller's searches, so only a caller with the manage grant on every
 	// collection gets them; for any other it is absent.
 	SearchCache *CacheCounts `json:"search_cache,omitempty"`
+	// Watch says how the caller's sources are watched and which have
+	// changes waiting for a sync (docs/ingest.md, "Watching").
+	Watch *WatchStatus `json:"watch,omitempty"`
+	// Settings says when tychora.json was last reloaded and which of its
+	// changes wait for a restart (a manager of every collection only).
+	Settings *SettingsStatus `json:"settings,omitempty"`
+}
+
+// SettingsStatus is the settings part of status.
+type SettingsStatus struct {
+	// ReloadedAt is when the owner last applied a change of tychora.json
+	// (null: never since it started).
+	ReloadedAt *time.Time `json:"reloaded_at"`
+	// RestartNeeded names the changed keys that apply only after a
+	// restart (listen, workers, max_request_bytes, query_history).
+	RestartNeeded []string `json:"restart_needed"`
+	// Error says why the last change of tychora.json was not applied.
+	Error string `json:"error,omitempty"`
+}
+
+// WatchStatus is the watch part of status.
+type WatchStatus struct {
+	// Enabled is false when this owner watches nothing (the watch
+	// setting is false, or it holds the workspace for one command).
+	Enabled bool `json:"enabled"`
+	// PendingChanges sums the sources' pending changes.
+	PendingChanges int           `json:"pending_changes"`
+	Sources        []SourceWatch `json:"sources"`
+}
+
+// SourceWatch is how one source is watched: mode watching, polling (with
+// the reason) or off, and its changes waiting for a sync.
+type SourceWatch struct {
+	SourceID string `json:"source_id"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
+	sources.WatchState
 }
 
 // CacheCounts counts lookups in a cache.
@@ -108,6 +151,17 @@ type CreateTokenRequest struct {
 type CreatedToken struct {
 	workspace.TokenRecord
 	Token string `json:"token"`
+}
+
+// RemovedSource is the answer to DELETE /v1/sources/{id}: the source as it
+// was, and the job that was cancelled with it (null when none was active).
+type RemovedSource struct {
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	Path         string  `json:"path"`
+	CollectionID string  `json:"collection_id"`
+	Removed      bool    `json:"removed"`
+	CancelledJob *string `json:"cancelled_job"`
 }
 
 // RevokedToken is the answer to DELETE /v1/tokens/{id}.

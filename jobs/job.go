@@ -36,10 +36,10 @@ type Progress struct {
 	Indexed   int64 `json:"indexed"`
 	Unchanged int64 `json:"unchanged"`
 	Skipped   int64 `json:"skipped"`
-	Bytes     int64 `json:"bytes"`
 	// Deleted counts the files that left the index; it is known once the
-	// job's revision is written.
+	// sync's walk is done.
 	Deleted int64 `json:"deleted"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // JobError is a failed job's public error.

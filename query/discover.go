@@ -29,7 +29,12 @@ const (
 type Discoverer struct {
 	DB       *workspace.DB
 	Settings workspace.Settings
-	Cursors  *workspace.Cursors
+	// SettingsNow, when set, gives the settings in force instead of
+	// Settings (an owner reloads them).
+	SettingsNow func() workspace.Settings
+	// WatchState, when set, says how a source is watched.
+	WatchState func(sources.Source) sources.WatchState
+	Cursors    *workspace.Cursors
 	// Extra answers subjects this package does not know yet (models, from
 	// the token counters); nil for none.
 	Extra func(ctx context.Context, p workspace.Principal, subject string) ([]any, bool, error)
@@ -71,6 +76,17 @@ type SettingItem struct {
 // stands.
 type SourceItem struct {
 	sources.Source
+	// Watch is how the source is watched (absent where the discoverer
+	// has no watcher to ask).
+	Watch *sources.WatchState `json:"watch,omitempty"`
+}
+
+// settings are the settings in force.
+func (d *Discoverer) settings() workspace.Settings {
+	if d.SettingsNow != nil {
+		return d.SettingsNow()
+	}
+	return d.Settings
 }
 
 // Discover lists subject for p.
@@ -151,17 +167,22 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		}
 		return out, nil
 	case SubjectSources:
-		srcs, err := sources.ListSources(ctx, d.DB, visible(p, d.Settings.Collections))
+		srcs, err := sources.ListSources(ctx, d.DB, visible(p, d.settings().Collections))
 		if err != nil {
 			return nil, err
 		}
 		out := make([]any, 0, len(srcs))
 		for _, s := range srcs {
-			out = append(out, SourceItem{Source: s})
+			item := SourceItem{Source: s}
+			if d.WatchState != nil {
+				st := d.WatchState(s)
+				item.Watch = &st
+			}
+			out = append(out, item)
 		}
 		return out, nil
 	case SubjectSettings:
-		s := d.Settings
+		s := d.settings()
 		excludes := s.DefaultExcludes
 		if excludes == nil { // settings that were never filled: the built-in list applies
 			excludes = workspace.DefaultExcludes()
@@ -177,6 +198,7 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			SettingItem{"query_history", s.QueryHistory},
 			SettingItem{"listen", s.Listen},
 			SettingItem{"default_excludes", excludes},
+			SettingItem{"watch", s.Watching()},
 		}, nil
 	case SubjectLanguages:
 		return d.counted(ctx, p, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id
@@ -238,7 +260,7 @@ var relationDescriptions = map[string]string{
 // inList renders the caller's visible collections as SQL placeholders and
 // arguments; ok is false when the caller sees none.
 func (d *Discoverer) inList(p workspace.Principal) (string, []any, bool) {
-	cs := visible(p, d.Settings.Collections)
+	cs := visible(p, d.settings().Collections)
 	if len(cs) == 0 {
 		return "", nil, false
 	}

@@ -59,7 +59,11 @@ func GetEvidence(ctx context.Context, db *workspace.DB, p workspace.Principal, i
 		}
 	}
 	f.Path, f.Size, f.MtimeNs, f.SHA256 = e.Path, fsize.Int64, fmtimeNs.Int64, fsha.String
-	e.Stale = !fsha.Valid || IsStale(f)
+	reason := StaleDeleted
+	if fsha.Valid {
+		reason = StaleReason(f)
+	}
+	e.Stale, e.StaleReason = reason != "", staleReason(reason)
 	return e, nil
 }
 

@@ -22,6 +22,9 @@ type Engine struct {
 	// Collections are the workspace's configured collections: a filter
 	// naming another is NOT_FOUND. Nil skips the check.
 	Collections []string
+	// CollectionsNow, when set, gives them instead of Collections (an
+	// owner reloads its settings).
+	CollectionsNow func() []string
 	// Exhaustive, for evaluation only, makes stage A return every unit
 	// that matches any clause of the question, so that stage B ranks them
 	// all: the ranking the pool is measured against (bench/eval -agree).
@@ -459,7 +462,8 @@ func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 		Focus:       focusOf(c.text, c.startLine, from, to),
 		Text:        &text,
 		Hash:        c.hash,
-		Stale:       file.stale,
+		Stale:       file.stale != "",
+		StaleReason: staleReason(file.stale),
 	}
 }
 

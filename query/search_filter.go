@@ -109,7 +109,7 @@ func (e *Engine) resolveScope(ctx context.Context, tx *sql.Tx, p workspace.Princ
 			if !p.CanSee(c) {
 				return sf, workspace.Errorf(workspace.CodePermissionDenied, "collection %q is outside the caller's grant", c)
 			}
-			if e.Collections != nil && !slices.Contains(e.Collections, c) {
+			if cs := e.collections(); cs != nil && !slices.Contains(cs, c) {
 				return sf, workspace.Errorf(workspace.CodeNotFound, "collection %q not found", c)
 			}
 		}
@@ -236,4 +236,12 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// collections are the workspace's configured collections now.
+func (e *Engine) collections() []string {
+	if e.CollectionsNow != nil {
+		return e.CollectionsNow()
+	}
+	return e.Collections
 }

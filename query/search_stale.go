@@ -23,15 +23,16 @@ type fileKey struct {
 	path   string
 }
 
-// fileInfo is what a hit says of its file: whether it is stale, and its
-// absolute path on disk ("" when the index has no record of it).
+// fileInfo is what a hit says of its file: why it is stale ("" when it
+// is not), and its absolute path on disk ("" when the index has no record
+// of it).
 type fileInfo struct {
-	stale bool
+	stale string
 	abs   string
 }
 
-// staleFiles reports, for each file of the page, whether it is stale and
-// where it is on disk.
+// staleFiles reports, for each file of the page, whether and why it is
+// stale, and where it is on disk.
 func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) (map[fileKey]fileInfo, error) {
 	keys := map[fileKey]fileInfo{}
 	var pairs [][2]string
@@ -40,7 +41,7 @@ func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) 
 		if _, ok := keys[k]; ok {
 			continue
 		}
-		keys[k] = fileInfo{stale: true} // stale until the files table says otherwise
+		keys[k] = fileInfo{stale: StaleDeleted} // gone until the files table says otherwise
 		pairs = append(pairs, [2]string{c.sourceID, c.path})
 	}
 	if len(pairs) == 0 {
@@ -64,7 +65,7 @@ func (e *Engine) staleFiles(ctx context.Context, tx *sql.Tx, page []*candidate) 
 			return nil, fmt.Errorf("search: stale check: %w", err)
 		}
 		st := FileState{SourcePath: root, SourceKind: kind, Path: k.path, Size: size, MtimeNs: mtime, SHA256: sha.String}
-		keys[k] = fileInfo{stale: IsStale(st), abs: st.abs()}
+		keys[k] = fileInfo{stale: StaleReason(st), abs: st.abs()}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: stale check: %w", err)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -31,32 +34,72 @@ func (f FileState) abs() string {
 	return filepath.Join(f.SourcePath, filepath.FromSlash(f.Path))
 }
 
+// Why a hit is stale: its file has other bytes (or cannot be read) now,
+// or is gone (or is no longer a regular file).
+const (
+	StaleChanged = "changed"
+	StaleDeleted = "deleted"
+)
+
 // IsStale reports whether the file on disk no longer has the indexed
-// content: gone, unreadable, or with other bytes. Size and modification
-// time that match the index are taken as unchanged (the same test a sync
-// makes); otherwise the file is hashed.
-func IsStale(f FileState) bool {
+// content: gone, unreadable, or with other bytes.
+func IsStale(f FileState) bool { return StaleReason(f) != "" }
+
+// StaleReason is "" when the file on disk has the indexed content,
+// StaleDeleted when it is gone or no longer a regular file, and
+// StaleChanged otherwise (other bytes, or unreadable). Size and
+// modification time that match the index are taken as unchanged (the same
+// test a sync makes); otherwise the file is hashed.
+func StaleReason(f FileState) string {
 	p := f.abs()
 	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return true
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return StaleDeleted
+		}
+		return StaleChanged
+	}
+	if !fi.Mode().IsRegular() {
+		return StaleDeleted
 	}
 	if fi.Size() == f.Size && fi.ModTime().UnixNano() == f.MtimeNs {
-		return false
+		return ""
 	}
 	if fi.Size() != f.Size {
-		return true
+		return StaleChanged
 	}
 	fh, err := os.Open(p)
 	if err != nil {
-		return true
+		return StaleChanged
 	}
 	defer fh.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, fh); err != nil {
-		return true
+		return StaleChanged
 	}
-	return hex.EncodeToString(h.Sum(nil)) != f.SHA256
+	if hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+		return StaleChanged
+	}
+	return ""
+}
+
+// staleReason is the wire form of a reason: null when the hit is current.
+func staleReason(reason string) *string {
+	switch reason {
+	case StaleChanged:
+		r := StaleChanged
+		return &r
+	case StaleDeleted:
+		r := StaleDeleted
+		return &r
+	}
+	return nil
+}
+
+// SetStale sets a hit's Stale flag and StaleReason from a reason.
+func (h *Hit) SetStale(reason string) {
+	h.Stale = reason != ""
+	h.StaleReason = staleReason(reason)
 }
 
 // RefreshStale sets each hit's Stale flag from the files on disk now, so
@@ -128,18 +171,20 @@ func FileStates(ctx context.Context, db *workspace.DB, hits []Hit) ([]*FileState
 // MarkStale sets each hit's Stale flag: states[i] (from FileStates) is
 // hit i's indexed file, checked against the disk now, once per file.
 func MarkStale(hits []Hit, states []*FileState) {
-	checked := map[*FileState]bool{}
+	checked := map[*FileState]string{}
 	for i := range hits {
 		if i >= len(states) || states[i] == nil {
-			hits[i].Stale = true
+			// The file left the index since the ranking: a sync found it
+			// gone (or newly ignored).
+			hits[i].SetStale(StaleDeleted)
 			continue
 		}
 		f := states[i]
-		stale, ok := checked[f]
+		reason, ok := checked[f]
 		if !ok {
-			stale = IsStale(*f)
-			checked[f] = stale
+			reason = StaleReason(*f)
+			checked[f] = reason
 		}
-		hits[i].Stale = stale
+		hits[i].SetStale(reason)
 	}
 }

@@ -91,6 +91,10 @@ type Hit struct {
 	// has none (inspect and tychora://evidence/{id} give it).
 	Hash  string `json:"hash,omitempty"`
 	Stale bool   `json:"stale"`
+	// StaleReason says why a stale hit is stale: "changed" (other bytes
+	// on disk, or unreadable) or "deleted" (the file is gone); null when
+	// the hit is current.
+	StaleReason *string `json:"stale_reason"`
 	// Focus is the span of the lines that hold the best matches of the
 	// question (those of the snippet); nil when no term matched a word of
 	// the text. It does not travel: the fitter shows these lines first when
@@ -133,14 +137,17 @@ type RequestEcho struct {
 
 // QueryResult is the answer to a search.
 type QueryResult struct {
-	RunID         string        `json:"run_id"`
-	Request       RequestEcho   `json:"request"`
-	Hits          []Hit         `json:"hits"`
-	TotalMatches  int           `json:"total_matches"`
-	Truncated     bool          `json:"truncated"`
-	Budget        BudgetInfo    `json:"budget"`
-	ContentTotals ContentTotals `json:"content_totals"`
-	NextCursor    *string       `json:"next_cursor"`
+	RunID        string      `json:"run_id"`
+	Request      RequestEcho `json:"request"`
+	Hits         []Hit       `json:"hits"`
+	TotalMatches int         `json:"total_matches"`
+	// PendingChanges counts the files changed on disk and not yet synced
+	// in the searched sources: what the hits cannot show yet.
+	PendingChanges int           `json:"pending_changes"`
+	Truncated      bool          `json:"truncated"`
+	Budget         BudgetInfo    `json:"budget"`
+	ContentTotals  ContentTotals `json:"content_totals"`
+	NextCursor     *string       `json:"next_cursor"`
 	// Rendered carries the rendered text on /v1 when a render was asked
 	// for; over MCP it travels as the one text block instead.
 	Rendered *string `json:"rendered,omitempty"`
@@ -165,4 +172,6 @@ type Evidence struct {
 	Hash         string   `json:"hash"`
 	Text         string   `json:"text"`
 	Stale        bool     `json:"stale"`
+	// StaleReason is null, "changed" or "deleted", as on a hit.
+	StaleReason *string `json:"stale_reason"`
 }

@@ -195,7 +195,10 @@ func flags(it item) string {
 	case it.cut:
 		b.WriteString(" (truncated; evidence spans " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	}
-	if it.h.Stale {
+	switch {
+	case it.h.StaleReason != nil && *it.h.StaleReason == query.StaleDeleted:
+		b.WriteString(" (stale: the file was deleted since it was indexed)")
+	case it.h.Stale:
 		b.WriteString(" (stale: the file changed since it was indexed)")
 	}
 	return b.String()
@@ -258,6 +261,9 @@ func chunkHead(it item) string {
 	}
 	if it.h.Stale {
 		b.WriteString(` stale="true"`)
+		if it.h.StaleReason != nil {
+			b.WriteString(` stale_reason="` + attr(*it.h.StaleReason) + `"`)
+		}
 	}
 	b.WriteString(">\n")
 	return b.String()

@@ -166,6 +166,11 @@ func (b *Bridge) CreateToken(ctx context.Context, req interfaces.CreateTokenRequ
 	return bridgeCall(b, ctx, func(s interfaces.Service) (interfaces.CreatedToken, error) { return s.CreateToken(ctx, req) })
 }
 
+// RemoveSource forwards to the current owner.
+func (b *Bridge) RemoveSource(ctx context.Context, id string) (interfaces.RemovedSource, error) {
+	return bridgeCall(b, ctx, func(s interfaces.Service) (interfaces.RemovedSource, error) { return s.RemoveSource(ctx, id) })
+}
+
 // RevokeToken forwards to the current owner.
 func (b *Bridge) RevokeToken(ctx context.Context, id string) error {
 	_, err := bridgeCall(b, ctx, func(s interfaces.Service) (struct{}, error) { return struct{}{}, s.RevokeToken(ctx, id) })

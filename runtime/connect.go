@@ -55,6 +55,7 @@ var clientInstance = sync.OnceValue(func() string { return uuid.NewString() })
 // retries a job: a command that only reads leaves the queue as it found it.
 func OpenLocal(ctx context.Context, o Options) (*Owner, error) {
 	o.NoJobs = true
+	o.NoWatch = true
 	return Start(ctx, o)
 }
 

@@ -33,7 +33,7 @@ func TestNoJobsLeavesTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Close(ctx)
-	src, _, err := own.indexer.Add(ctx, sources.SourceInput{Path: data, CollectionID: "default"})
+	src, _, err := own.idx().Add(ctx, sources.SourceInput{Path: data, CollectionID: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}

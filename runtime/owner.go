@@ -76,13 +76,23 @@ type Options struct {
 	// the token and Host checks): serve --record-http records sessions
 	// with it.
 	WrapMCP func(http.Handler) http.Handler
+	// NoWatch leaves the sources unwatched whatever the watch setting
+	// says: OpenLocal's owner lives for one command.
+	NoWatch bool
+	// WatchDebounce, WatchMaxDelay, WatchRescan and MaxWatches tune
+	// watching (sources.WatchOptions: Debounce, MaxDelay, Rescan,
+	// MaxWatches); zero values
+	// are the defaults.
+	WatchDebounce time.Duration
+	WatchMaxDelay time.Duration
+	WatchRescan   time.Duration
+	MaxWatches    int
 }
 
 // Owner is the single process that holds a workspace: the lock, the
 // database, the loopback listener and endpoint.json.
 type Owner struct {
 	layout    workspace.Layout
-	settings  workspace.Settings
 	created   bool
 	db        *workspace.DB
 	tokens    *workspace.Tokens
@@ -97,7 +107,6 @@ type Owner struct {
 	svc       *Local
 	serveErr  chan error
 	cursors   *workspace.Cursors
-	indexer   *sources.Indexer
 	assets    *sources.Assets
 	queue     *jobs.Queue
 	jobsOnce  sync.Once
@@ -118,6 +127,12 @@ type Owner struct {
 	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	mcp        *mcpapi.HTTPHandler
+	watcherp   atomic.Pointer[sources.Watcher] // nil when nothing is watched
+	ixp        atomic.Pointer[sources.Indexer] // replaced when the settings it takes change
+	conf       atomic.Pointer[workspace.Settings]
+	reload     reloadState
+	watchSetup sync.WaitGroup // the first watches, set up beside the start
+	watchReady atomic.Bool    // the first watches are set up
 
 	connMu   sync.Mutex
 	newConns map[net.Conn]struct{} // accepted, no request read yet (see closeNewConns)
@@ -208,7 +223,7 @@ func (own *Owner) open(ctx context.Context) error {
 		}
 		s.Listen = own.opts.Listen
 	}
-	own.settings = s
+	own.conf.Store(&s)
 	// Whatever endpoint.json says now is stale: we hold the lock.
 	if err := RemoveEndpoint(own.layout); err != nil {
 		return fmt.Errorf("remove stale endpoint: %w", err)
@@ -237,22 +252,22 @@ func (own *Owner) open(ctx context.Context) error {
 	} else if n > 0 {
 		own.log.Info("removed assets no revision recorded", "files", n)
 	}
-	own.indexer = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
+	own.ixp.Store(sources.NewIndexer(own.db, policy, own.assets, sources.Options{
 		MaxFileBytes:    s.MaxFileBytes,
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
-	})
-	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, Collections: s.Collections}
+	}))
+	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
 	own.rankGate = newRankGate(rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, Settings: s, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns}
+	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.indexer, applied: func() { own.generation.Add(1) }, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -299,6 +314,12 @@ func (own *Owner) open(ctx context.Context) error {
 	if !own.opts.NoJobs {
 		own.startJobs()
 	}
+	if !own.opts.NoWatch {
+		if s.Watching() {
+			own.startWatching()
+		}
+		own.watchSettings()
+	}
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
 }
@@ -338,6 +359,8 @@ func (own *Owner) abort() {
 	if own.endLife != nil {
 		own.endLife()
 	}
+	own.stopSettingsWatch()
+	own.stopWatching()
 	if own.engine != nil {
 		_ = own.engine.Close()
 	}
@@ -366,7 +389,16 @@ func (own *Owner) WorkspaceID() string { return own.id }
 func (own *Owner) Layout() workspace.Layout { return own.layout }
 
 // Settings are the settings in force.
-func (own *Owner) Settings() workspace.Settings { return own.settings }
+func (own *Owner) Settings() workspace.Settings { return own.cfg() }
+
+// cfg is the settings in force (tychora.json, reloaded when it changes).
+func (own *Owner) cfg() workspace.Settings { return *own.conf.Load() }
+
+// idx is the indexer of the settings in force.
+func (own *Owner) idx() *sources.Indexer { return own.ixp.Load() }
+
+// watch is the watcher, nil when nothing is watched.
+func (own *Owner) watch() *sources.Watcher { return own.watcherp.Load() }
 
 // Service is the in-process Service. Callers put their principal in ctx
 // (workspace.WithPrincipal); OwnerContext does it for the owner's own.
@@ -429,7 +461,9 @@ func (own *Owner) close(ctx context.Context) error {
 		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
 		_ = own.srv.Close()
 	}
-	own.endLife() // rankings shared by callers who are gone
+	own.stopSettingsWatch()
+	own.endLife()      // rankings shared by callers who are gone
+	own.stopWatching() // no more syncs are asked for
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)
 	defer qcancel()

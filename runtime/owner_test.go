@@ -33,7 +33,24 @@ func newWorkspace(t *testing.T, collections ...string) string {
 	if _, err := Init(dir, InitOptions{Collections: collections}); err != nil {
 		t.Fatal(err)
 	}
+	// These owners change their index only when a test syncs; the tests
+	// of watching (watch_test.go) turn it on.
+	setWatch(t, dir, false)
 	return dir
+}
+
+// setWatch writes the watch setting of the workspace at dir.
+func setWatch(t *testing.T, dir string, on bool) {
+	t.Helper()
+	l := workspace.NewLayout(dir)
+	s, err := workspace.LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Watch = &on
+	if err := workspace.SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func startOwner(t *testing.T, dir string) *Owner {

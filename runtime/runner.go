@@ -12,22 +12,27 @@ import (
 // syncRunner runs source jobs: an add and a sync are both a sync of the
 // source's current state into a new revision.
 type syncRunner struct {
-	ix      *sources.Indexer
-	applied func() // called after a sync that applied a revision
-	log     *slog.Logger
+	ix      func() *sources.Indexer // the indexer of the settings in force
+	applied func()                  // called after a sync that applied a revision
+	// began and ended tell the watcher of each run (nil: nothing to tell).
+	began func(sourceID string)
+	ended func(ctx context.Context, sourceID string, ok bool, dirs []string)
+	log   *slog.Logger
 }
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
-	st, err := r.ix.Sync(ctx, j.SourceID, sources.SyncOptions{
-		Progress: func(p sources.Progress) { report(jobProgress(p, 0)) },
-	})
-	if err != nil {
-		return err
+	if r.began != nil {
+		r.began(j.SourceID)
 	}
-	// The last word on the job: the sync's own totals, deletions included.
-	report(jobProgress(st.Progress, st.Deleted))
-	if !st.NewRevision {
-		return nil
+	ix := r.ix()
+	st, err := ix.Sync(ctx, j.SourceID, sources.SyncOptions{
+		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
+	})
+	if r.ended != nil {
+		r.ended(ctx, j.SourceID, err == nil, st.Dirs)
+	}
+	if err != nil || !st.NewRevision {
+		return err
 	}
 	if r.applied != nil {
 		r.applied()
@@ -37,7 +42,7 @@ func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progre
 	// fails or is cut short by a shutdown does not fail the job: the next
 	// revision tries again.
 	start := time.Now()
-	ran, err := r.ix.Optimize(ctx)
+	ran, err := ix.Optimize(ctx)
 	switch {
 	case err != nil && r.log != nil:
 		r.log.Warn("index merge after the sync did not complete", "job_id", j.ID, "err", err)
@@ -45,9 +50,4 @@ func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progre
 		r.log.Info("index merged after the sync", "job_id", j.ID, "ms", time.Since(start).Milliseconds())
 	}
 	return nil
-}
-
-// jobProgress is a sync's progress as the job records it.
-func jobProgress(p sources.Progress, deleted int64) jobs.Progress {
-	return jobs.Progress{FilesSeen: p.FilesSeen, Indexed: p.Indexed, Unchanged: p.Unchanged, Skipped: p.Skipped, Bytes: p.Bytes, Deleted: deleted}
 }

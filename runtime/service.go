@@ -63,12 +63,18 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	if err != nil {
 		return interfaces.StatusResult{}, err
 	}
+	watch, err := s.owner.watchStatus(ctx, p)
+	if err != nil {
+		return interfaces.StatusResult{}, err
+	}
 	// The cache counters count every caller's searches: only a manager of
 	// every collection sees them.
 	var cache *interfaces.CacheCounts
+	var settings *interfaces.SettingsStatus
 	if p.Can(workspace.GrantManage) && p.AllCollections() {
 		hits, misses := s.owner.cache.stats()
 		cache = &interfaces.CacheCounts{Hits: hits, Misses: misses}
+		settings = s.owner.settingsStatus()
 	}
 	return interfaces.StatusResult{
 		WorkspaceID: s.owner.id,
@@ -79,6 +85,8 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 		Version:     Version,
 		Jobs:        interfaces.JobCounts{Queued: queued, Running: running},
 		SearchCache: cache,
+		Watch:       watch,
+		Settings:    settings,
 	}, nil
 }
 
@@ -167,7 +175,7 @@ func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenReque
 		if !p.CanSee(c) {
 			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodePermissionDenied, "collection %q is outside the caller's grant", c)
 		}
-		if !s.owner.settings.HasCollection(c) {
+		if !s.owner.hasCollection(c) {
 			return interfaces.CreatedToken{}, workspace.Errorf(workspace.CodeNotFound, "no collection %q", c)
 		}
 	}

@@ -42,7 +42,8 @@ func (s *Local) inspectContent(ctx context.Context, p workspace.Principal, r int
 			"subject content takes source_id, path, start_line, end_line, budget and cursor (it serves the current revision)")
 	}
 	own := s.owner
-	maxTokens, counter := own.settings.DefaultMaxTokens, own.settings.TokenCounter
+	cfg := own.Settings()
+	maxTokens, counter := cfg.DefaultMaxTokens, cfg.TokenCounter
 	if b := r.Budget; b != nil {
 		if b.MaxTokens < 0 || b.MaxTokens > query.MaxBudgetTokens {
 			return interfaces.InspectResult{}, workspace.Errorf(workspace.CodeInvalidArgument, "budget.max_tokens must be 1 to %d", query.MaxBudgetTokens)

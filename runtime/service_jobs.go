@@ -32,11 +32,11 @@ func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest
 		if err != nil {
 			return interfaces.JobResult{}, err
 		}
-		if !s.owner.settings.HasCollection(col) {
+		if !s.owner.hasCollection(col) {
 			return interfaces.JobResult{}, workspace.Errorf(workspace.CodeNotFound, "no collection %q", col)
 		}
 		in.CollectionID = col
-		src, _, err := s.owner.indexer.Add(ctx, in)
+		src, _, err := s.owner.idx().Add(ctx, in)
 		if err != nil {
 			return interfaces.JobResult{}, err
 		}

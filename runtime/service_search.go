@@ -65,7 +65,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	if err != nil {
 		return interfaces.SearchOutput{}, err
 	}
-	maxTokens, counter := own.settings.DefaultMaxTokens, own.settings.TokenCounter
+	maxTokens, counter := own.cfg().DefaultMaxTokens, own.cfg().TokenCounter
 	if b := norm.Budget; b != nil {
 		if b.MaxTokens > 0 {
 			maxTokens = b.MaxTokens
@@ -139,11 +139,12 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	runID := query.NewRunID()
 	fit, err := render.Fit(ctx, render.FitInput{
 		Result: query.QueryResult{
-			RunID:        runID,
-			Request:      r.Echo,
-			Hits:         hits,
-			TotalMatches: r.TotalMatches,
-			NextCursor:   r.NextCursor,
+			RunID:          runID,
+			Request:        r.Echo,
+			Hits:           hits,
+			TotalMatches:   r.TotalMatches,
+			NextCursor:     r.NextCursor,
+			PendingChanges: own.pendingChanges(p, norm.Filters),
 		},
 		Costs:      entry.costsFor(format, counter),
 		Memo:       own.memo,

@@ -35,6 +35,9 @@ type SourceInput struct {
 	Include      []string `json:"include,omitempty"`
 	Exclude      []string `json:"exclude,omitempty"`
 	Name         string   `json:"name,omitempty"`
+	// Watch false opts the source out of the owner's watching; absent
+	// keeps what the source had (watched, for a new one).
+	Watch *bool `json:"watch,omitempty"`
 }
 
 // Limits on a SourceInput.
@@ -54,6 +57,7 @@ type ResolvedSource struct {
 	Name         string
 	Include      []string
 	Exclude      []string
+	Watch        *bool
 }
 
 // validateInput checks everything in the input that does not need the file

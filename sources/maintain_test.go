@@ -179,8 +179,9 @@ func TestContentlessMigration(t *testing.T) {
 		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, // 12_file_index
 		`ALTER TABLE runs DROP COLUMN collections`, // undo 7_runs_scope too
 		`ALTER TABLE files DROP COLUMN role`,       // and 9_roles
+		`ALTER TABLE jobs DROP COLUMN deleted`,     // and the later ones
+		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
-		`ALTER TABLE jobs DROP COLUMN deleted`, // and 10_job_deleted
 		`DELETE FROM schema_migrations WHERE version >= 6`,
 	} {
 		if _, err := e.db.W.Exec(q); err != nil {

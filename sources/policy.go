@@ -303,6 +303,7 @@ func (p *Policy) Resolve(in SourceInput) (ResolvedSource, error) {
 		Name:         in.Name,
 		Include:      append([]string(nil), in.Include...),
 		Exclude:      append([]string(nil), in.Exclude...),
+		Watch:        in.Watch,
 	}
 	if rs.CollectionID == "" {
 		rs.CollectionID = workspace.DefaultCollection

@@ -284,8 +284,9 @@ func TestRolesMigration(t *testing.T) {
 	for _, q := range []string{
 		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
 		`ALTER TABLE files DROP COLUMN role`,
+		`ALTER TABLE jobs DROP COLUMN deleted`, // and the later ones
+		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
-		`ALTER TABLE jobs DROP COLUMN deleted`, // and 10_job_deleted
 		`DELETE FROM schema_migrations WHERE version >= 9`,
 	} {
 		if _, err := e.db.W.Exec(q); err != nil {

@@ -33,6 +33,8 @@ type Source struct {
 	UpdatedAt         time.Time  `json:"updated_at"`
 	CurrentRevisionID *string    `json:"current_revision_id"`
 	LastSyncedAt      *time.Time `json:"last_synced_at"`
+	// Watch is false when the source opted out of watching.
+	Watch bool `json:"watch"`
 }
 
 // Revision is one applied sync of a source.
@@ -85,14 +87,18 @@ func CreateSource(ctx context.Context, db *workspace.DB, rs ResolvedSource) (src
 	err = tx.QueryRowContext(ctx, `SELECT id FROM sources WHERE collection_id = ? AND path = ?`, rs.CollectionID, rs.Path).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
+		if err := checkOverlap(ctx, tx, rs); err != nil {
+			return Source{}, false, err
+		}
 		id = newID("src_")
 		created = true
-		_, err = tx.ExecContext(ctx, `INSERT INTO sources(id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, string(rs.Kind), rs.Path, rs.CollectionID, rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, ts)
+		_, err = tx.ExecContext(ctx, `INSERT INTO sources(id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, watch)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, string(rs.Kind), rs.Path, rs.CollectionID, rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, ts, rs.Watch == nil || *rs.Watch)
 	case err == nil:
-		_, err = tx.ExecContext(ctx, `UPDATE sources SET kind = ?, name = ?, include_globs = ?, exclude_globs = ?, updated_at = ? WHERE id = ?`,
-			string(rs.Kind), rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, id)
+		_, err = tx.ExecContext(ctx, `UPDATE sources SET kind = ?, name = ?, include_globs = ?, exclude_globs = ?, updated_at = ?,
+			watch = COALESCE(?, watch) WHERE id = ?`,
+			string(rs.Kind), rs.Name, jsonStrings(rs.Include), jsonStrings(rs.Exclude), ts, rs.Watch, id)
 	}
 	if err != nil {
 		return Source{}, false, fmt.Errorf("create source: %w", err)
@@ -107,12 +113,40 @@ func CreateSource(ctx context.Context, db *workspace.DB, rs ResolvedSource) (src
 	return src, created, nil
 }
 
+// checkOverlap refuses a new source that lies inside, or holds, another
+// source of the same collection: its files would be indexed twice and
+// every hit on them found twice (docs/ingest.md, "Overlapping sources").
+func checkOverlap(ctx context.Context, tx *sql.Tx, rs ResolvedSource) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name, path FROM sources WHERE collection_id = ? AND path <> ? ORDER BY path`, rs.CollectionID, rs.Path)
+	if err != nil {
+		return fmt.Errorf("create source: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name, path string
+		if err := rows.Scan(&id, &name, &path); err != nil {
+			return fmt.Errorf("create source: %w", err)
+		}
+		switch {
+		case within(rs.Path, path):
+			return workspace.Errorf(workspace.CodeConflict,
+				"%s lies inside source %s (%q, %s) of collection %q: its files are indexed already; sync that source, or remove it first (tychora sources remove %s)",
+				rs.Path, id, name, path, rs.CollectionID, id)
+		case within(path, rs.Path):
+			return workspace.Errorf(workspace.CodeConflict,
+				"%s holds source %s (%q, %s) of collection %q: its files would be indexed twice; remove that source first (tychora sources remove %s), or add to another collection",
+				rs.Path, id, name, path, rs.CollectionID, id)
+		}
+	}
+	return rows.Err()
+}
+
 type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const sourceColumns = `id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, current_revision_id, last_synced_at`
+const sourceColumns = `id, kind, path, collection_id, name, include_globs, exclude_globs, created_at, updated_at, current_revision_id, last_synced_at, watch`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -121,7 +155,7 @@ func scanSource(s scanner) (Source, error) {
 	var kind, inc, exc, created, updated string
 	var synced *string
 	if err := s.Scan(&src.ID, &kind, &src.Path, &src.CollectionID, &src.Name, &inc, &exc, &created, &updated,
-		&src.CurrentRevisionID, &synced); err != nil {
+		&src.CurrentRevisionID, &synced, &src.Watch); err != nil {
 		return Source{}, err
 	}
 	if synced != nil {
@@ -178,15 +212,31 @@ func ListSources(ctx context.Context, db *workspace.DB, collections []string) ([
 	return out, nil
 }
 
-// RemoveSource deletes a source and everything indexed from it (its
-// evidence leaves the FTS index through the triggers). Assets stay: they
-// are content-addressed and may be shared.
+// RemoveSource deletes a source and everything indexed from it, in one
+// transaction: its evidence (which leaves the FTS index through the
+// triggers), revisions, files, coverage and selections, and the rows of
+// the assets that no other source holds. Their payload files are left to
+// SweepAssets when the next owner opens the workspace, when no sync is
+// storing a payload of the same content.
 func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 	tx, err := db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("remove source: %w", err)
 	}
 	defer tx.Rollback()
+	// The assets it holds, before the cascade takes its files and
+	// selections.
+	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS removed_assets(id TEXT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM removed_assets`); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO removed_assets(id)
+		SELECT asset_id FROM files WHERE source_id = ? AND asset_id IS NOT NULL
+		UNION SELECT asset_id FROM source_selections WHERE source_id = ? AND asset_id IS NOT NULL`, id, id); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
 	// evidence has no foreign key (see the migration): delete it first.
 	res, err := tx.ExecContext(ctx, `DELETE FROM evidence WHERE source_id = ?`, id)
 	if err != nil {
@@ -203,6 +253,14 @@ func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return workspace.Errorf(workspace.CodeNotFound, "source %q not found", id)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM assets WHERE id IN (SELECT id FROM removed_assets)
+		AND NOT EXISTS (SELECT 1 FROM files f WHERE f.asset_id = assets.id)
+		AND NOT EXISTS (SELECT 1 FROM source_selections x WHERE x.asset_id = assets.id)`); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM removed_assets`); err != nil {
+		return fmt.Errorf("remove source: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("remove source: %w", err)

@@ -128,6 +128,7 @@ type Progress struct {
 	Indexed   int64 `json:"indexed"`    // files (re-)extracted or stored as assets
 	Unchanged int64 `json:"unchanged"`  // indexed files whose content had not changed
 	Skipped   int64 `json:"skipped"`    // paths left out (every skip reason)
+	Deleted   int64 `json:"deleted"`    // files that left the index (known once the walk is done)
 	Bytes     int64 `json:"bytes"`      // bytes read from changed files
 }
 
@@ -136,7 +137,6 @@ type Stats struct {
 	Progress
 	Extracted       int64            `json:"extracted"` // extractor runs (and images stored)
 	Touched         int64            `json:"touched"`   // modified time changed, content identical
-	Deleted         int64            `json:"deleted"`   // files that left the index
 	Units           int64            `json:"units"`     // evidence units written
 	SkippedByReason map[string]int64 `json:"skipped_by_reason"`
 	RevisionID      string           `json:"revision_id"`
@@ -150,6 +150,9 @@ type Stats struct {
 	WalkMS          int64            `json:"walk_ms"`    // walking the tree
 	ExtractMS       int64            `json:"extract_ms"` // reading, hashing, extracting (outside the transaction)
 	ApplyMS         int64            `json:"apply_ms"`   // the write transaction
+	// Dirs are the directories the walk entered (absolute, the root
+	// first): what a watcher of the source watches. Not stored.
+	Dirs []string `json:"-"`
 }
 
 // SyncOptions tune one sync.
@@ -239,6 +242,7 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		return Stats{}, err
 	}
 	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
+	stats.Dirs = walked.dirs
 	stats.WalkMS = time.Since(start).Milliseconds()
 	skips := walked.skips
 

@@ -333,8 +333,9 @@ func TestSyncGitignore(t *testing.T) {
 	}
 
 	// A folder inside the repository still honours the ignore files above
-	// it, up to the repository root.
-	sub := e.add(SourceInput{Path: "repo/sub"})
+	// it, up to the repository root. (In another collection: within one,
+	// a source inside another is refused.)
+	sub := e.add(SourceInput{Path: "repo/sub", CollectionID: "sub"})
 	e.sync(sub.ID)
 	if p := e.paths(sub.ID); !slices.Equal(p, []string{".gitignore", "deep/.gitignore", "deep/b.tmp", "important.tmp", "top-only.txt"}) {
 		t.Fatalf("repo/sub indexed %v", p)

@@ -65,6 +65,7 @@ type walkFile struct {
 type walkResult struct {
 	files []walkFile
 	skips []Skip
+	dirs  []string // every directory entered, as reached (absolute), the root first
 }
 
 type walker struct {
@@ -141,6 +142,7 @@ func (w *walker) dir(abs, real, rel string, elems []string, ps []gitignore.Patte
 		return err
 	}
 	w.visited[real] = true
+	w.res.dirs = append(w.res.dirs, abs)
 	entries, err := os.ReadDir(abs)
 	if err != nil {
 		if rel == "" {

@@ -42,6 +42,9 @@ type Settings struct {
 	// (docs/tapes.md). discover settings does not list it: a pattern may
 	// spell out the secret it hides.
 	TapeRedact []string `json:"tape_redact,omitempty"`
+	// Watch turns the owner's watching of folder and repository sources
+	// on (absent: on) or off (docs/ingest.md, "Watching").
+	Watch *bool `json:"watch,omitempty"`
 
 	impliedRoot bool // ingest_roots was absent and defaulted
 }
@@ -82,6 +85,10 @@ var builtinExcludes = []string{
 	"__pycache__", "__pypackages__", "bower_components", "dist-newstyle",
 	"elm-stuff", "jspm_packages", "node_modules", "venv", "zig-cache",
 }
+
+// Watching reports whether the owner watches sources (the watch key;
+// absent means on).
+func (s Settings) Watching() bool { return s.Watch == nil || *s.Watch }
 
 // DefaultExcludes returns the built-in default excludes, sorted: the
 // directories a walk leaves out by name when tychora.json names no
@@ -139,6 +146,10 @@ func (s *Settings) fill(dir string) {
 	}
 	if s.Listen == "" {
 		s.Listen = DefaultListen
+	}
+	if s.Watch == nil {
+		on := true
+		s.Watch = &on
 	}
 	if s.DefaultExcludes == nil {
 		s.DefaultExcludes = DefaultExcludes()
@@ -476,6 +487,8 @@ func jsonType(t reflect.Type) string {
 		return "an array of strings"
 	case reflect.Int, reflect.Int64:
 		return "an integer"
+	case reflect.Pointer:
+		return "true or false"
 	default:
 		return "a string"
 	}

@@ -34,9 +34,10 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 	if err := s.Validate(dir); err != nil {
 		t.Fatal(err)
 	}
+	on := true
 	want := Settings{IngestRoots: []string{root}, Collections: []string{"default"}, MaxFileBytes: 8 << 20,
 		MaxRequestBytes: 4 << 20, Workers: 2, TokenCounter: "o200k_base", DefaultMaxTokens: 4000,
-		QueryHistory: "metadata", Listen: "127.0.0.1:0", DefaultExcludes: DefaultExcludes(), impliedRoot: true}
+		QueryHistory: "metadata", Listen: "127.0.0.1:0", DefaultExcludes: DefaultExcludes(), Watch: &on, impliedRoot: true}
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("defaults %+v\nwant %+v", s, want)
 	}
@@ -52,12 +53,12 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ingest_roots", "collections", "max_file_bytes", "max_request_bytes", "workers", "token_counter", "default_max_tokens", "query_history", "listen"} {
+	for _, k := range []string{"ingest_roots", "collections", "max_file_bytes", "max_request_bytes", "workers", "token_counter", "default_max_tokens", "query_history", "listen", "watch"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("tychora.json lacks %q", k)
 		}
 	}
-	if len(m) != 9 { // default_excludes is left out while it is the built-in list
+	if len(m) != 10 { // default_excludes is left out while it is the built-in list
 		t.Errorf("tychora.json has %d keys: %s", len(m), b)
 	}
 
@@ -276,6 +277,9 @@ func TestSettingsStrictDecoding(t *testing.T) {
 		{`{"workers":"2"}`, "workers"},
 		{`{"ingest_roots":"/x"}`, "ingest_roots"},
 		{`{"max_file_bytes":1.5}`, "max_file_bytes"},
+		{`{"watch":null}`, "watch"},
+		{`{"watch":"yes"}`, "watch"},
+		{`{"watch":1}`, "watch"},
 	}
 	for _, c := range bad {
 		if err := os.WriteFile(l.Settings, []byte(c.body), 0o644); err != nil {
@@ -302,6 +306,14 @@ func TestSettingsStrictDecoding(t *testing.T) {
 		{"{\"workers\":3}\n\t \n", 3},
 		{`{"work\u0065rs":4}`, 4}, // the key is "workers" once unescaped
 		{`{"workers":0}`, DefaultWorkers},
+	}
+	for body, want := range map[string]bool{`{}`: true, `{"watch":true}`: true, `{"watch":false}`: false} {
+		if err := os.WriteFile(l.Settings, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := LoadSettings(l); err != nil || s.Watching() != want {
+			t.Errorf("settings %q: watching %v, %v; want %v", body, s.Watching(), err, want)
+		}
 	}
 	for _, c := range good {
 		if err := os.WriteFile(l.Settings, []byte(c.body), 0o644); err != nil {

@@ -75,31 +75,6 @@ func addCommand(e *env) *cli.Command {
 	}
 }
 
-func syncCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name:      "sync",
-		Usage:     "re-index a source: only what changed is extracted again",
-		UsageText: "tychora sync [--wait] [--json] SOURCE_ID",
-		Description: "Queues a sync of SOURCE_ID (see tychora sources). A sync asked for while one is\n" +
-			"queued or running answers with that job. Without a running owner the sync\n" +
-			"runs to completion in this process. With --wait the job id goes to stderr and\n" +
-			"the job is followed across owner restarts, like add's. Exits 1 when the job\n" +
-			"it followed ends failed or cancelled (the job is printed all the same).",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr); exit 1 if it fails or is cancelled"},
-			&cli.BoolFlag{Name: "json", Usage: "print the /v1 body ({\"job\":...})"},
-		},
-		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "SOURCE_ID")
-			if err != nil {
-				return err
-			}
-			req := interfaces.AddSourcesRequest{Action: interfaces.SourceActionSync, SourceID: id}
-			return runJob(c, e, req)
-		},
-	}
-}
-
 func printJob(e *env, j jobs.Job) {
 	p := j.Progress
 	fmt.Fprintf(e.stdout, "job %s  %s %s  source %s  collection %s  attempt %d\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID, j.Attempt)
@@ -126,7 +101,8 @@ func sourcesCommand(e *env) *cli.Command {
 		UsageText: "tychora sources [--json]",
 		Description: "Prints the discover sources answer: every source of your collections with its\n" +
 			"kind, path and current revision.",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the discover sources body"}},
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the discover sources body"}},
+		Subcommands: []*cli.Command{sourcesListCommand(e), sourcesRemoveCommand(e)},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c); err != nil {
 				return err

@@ -52,6 +52,7 @@ func statusCommand(e *env) *cli.Command {
 			fmt.Fprintf(e.stdout, "uptime     %s (since %s)\n", time.Duration(st.UptimeS)*time.Second, st.StartedAt.Local().Format(time.RFC3339))
 			fmt.Fprintf(e.stdout, "version    %s\n", st.Version)
 			fmt.Fprintf(e.stdout, "jobs       %d queued, %d running\n", st.Jobs.Queued, st.Jobs.Running)
+			printWatchStatus(e, st.Watch)
 			return nil
 		},
 	}

@@ -177,7 +177,8 @@ func (f *follower) reconnect(ctx context.Context, j jobs.Job) error {
 			return err
 		}
 		if time.Since(start) >= takeoverAfter {
-			own, err := tyruntime.Start(ctx, tyruntime.Options{Dir: f.dir, Logger: quietLogger(f.c, f.e)})
+			// It holds the workspace for this job only: no watches.
+			own, err := tyruntime.Start(ctx, tyruntime.Options{Dir: f.dir, Logger: quietLogger(f.c, f.e), NoWatch: true})
 			if err == nil {
 				f.own, f.svc, f.inProcess = own, own.Service(), true
 				fmt.Fprintf(f.e.stderr, "tychora: no owner came back; job %s runs in this process\n", j.ID)

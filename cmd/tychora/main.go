@@ -107,6 +107,7 @@ func newApp(e *env) *cli.App {
 		Commands: []*cli.Command{
 			initCommand(e),
 			serveCommand(e),
+			stopCommand(e),
 			statusCommand(e),
 			tokenCommand(e),
 			addCommand(e),

@@ -139,6 +139,16 @@ func (c *Client) RevokeToken(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/tokens/"+url.PathEscape(id), nil, nil)
 }
 
+// RemoveSource calls DELETE /v1/sources/{id}.
+func (c *Client) RemoveSource(ctx context.Context, id string) (interfaces.RemovedSource, error) {
+	var out interfaces.RemovedSource
+	if id == "" {
+		return out, workspace.Errorf(workspace.CodeInvalidArgument, "source id is empty")
+	}
+	err := c.do(ctx, http.MethodDelete, "/v1/sources/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
 // ErrUnreachable is the cause of an UNAVAILABLE error when no answer came
 // back at all (connection refused or reset, the owner gone).
 var ErrUnreachable = errors.New("the tychora owner did not answer")

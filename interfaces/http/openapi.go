@@ -35,6 +35,7 @@ var routes = []route{
 	{method: "get", path: "/v1/tokens", id: "list_tokens", summary: "Stored tokens (never their secrets); manage grant", response: "TokenList"},
 	{method: "post", path: "/v1/tokens", id: "create_token", summary: "Create a token, or rotate a named one; the secret is shown once; manage grant", request: "CreateTokenRequest", response: "CreatedToken", status: http.StatusCreated},
 	{method: "delete", path: "/v1/tokens/{id}", id: "revoke_token", summary: "Revoke a token; manage grant", response: "RevokedToken", pathID: true},
+	{method: "delete", path: "/v1/sources/{id}", id: "remove_source", summary: "Remove a source: its evidence, revisions and assets leave the index in one transaction, its active job ends; write grant on its collection", response: "RemovedSource", pathID: true},
 }
 
 // ToolRoutes maps each MCP tool to the /v1 path whose body is the tool's

@@ -78,6 +78,7 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 	r.Get("/v1/tokens", h.listTokens)
 	r.Post("/v1/tokens", h.createToken)
 	r.Delete("/v1/tokens/{id}", h.revokeToken)
+	r.Delete("/v1/sources/{id}", h.removeSource)
 	h.routeTools(r)
 	if o.OpenAPI != nil {
 		doc := o.OpenAPI
@@ -183,6 +184,15 @@ func (h *handlers) revokeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, interfaces.RevokedToken{ID: id, Revoked: true})
+}
+
+func (h *handlers) removeSource(w http.ResponseWriter, r *http.Request) {
+	res, err := h.svc.RemoveSource(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func requireGrant(r *http.Request, need workspace.Grant) error {

@@ -226,6 +226,7 @@ func buildSchemas() (*schemaSet, error) {
 	add("TokenRecord")(forType[workspace.TokenRecord](false))
 	add("CreatedToken")(forType[interfaces.CreatedToken](false))
 	add("RevokedToken")(forType[interfaces.RevokedToken](false))
+	add("RemovedSource")(forType[interfaces.RemovedSource](false))
 	if firstErr != nil {
 		return nil, firstErr
 	}

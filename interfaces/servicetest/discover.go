@@ -78,7 +78,7 @@ func testDiscover(t *testing.T, h Harness) {
 	for _, it := range get("settings", 0, "").Items {
 		keys[asMap(t, it)["key"].(string)] = true
 	}
-	for _, k := range []string{"ingest_roots", "collections", "max_file_bytes", "max_request_bytes", "workers", "token_counter", "default_max_tokens", "query_history", "listen", "default_excludes"} {
+	for _, k := range []string{"ingest_roots", "collections", "max_file_bytes", "max_request_bytes", "workers", "token_counter", "default_max_tokens", "query_history", "listen", "default_excludes", "watch"} {
 		if !keys[k] {
 			t.Errorf("settings lacks %s", k)
 		}

@@ -202,16 +202,17 @@ func testSearch(t *testing.T, h Harness) {
 	if err := os.Remove(filepath.Join(dir, "notes", "gone.md")); err != nil {
 		t.Fatal(err)
 	}
-	for question, path := range map[string]string{"ParseHTTPRequest": "server/http.go", "zebra ephemeral": "notes/gone.md"} {
+	for question, want := range map[string][2]string{"ParseHTTPRequest": {"server/http.go", "changed"}, "zebra ephemeral": {"notes/gone.md", "deleted"}} {
+		path := want[0]
 		out := search(interfaces.SearchArgs{Request: q(question)})
 		found := false
 		for _, hit := range out.Result.Hits {
 			if hit.Path == path {
 				found = true
-				if !hit.Stale {
-					t.Errorf("%s is not stale after it changed", path)
+				if !hit.Stale || hit.StaleReason == nil || *hit.StaleReason != want[1] {
+					t.Errorf("%s: stale %v, reason %v; want stale, %s", path, hit.Stale, hit.StaleReason, want[1])
 				}
-			} else if hit.Stale {
+			} else if hit.Stale || hit.StaleReason != nil {
 				t.Errorf("%s is stale but did not change", hit.Path)
 			}
 		}
@@ -220,8 +221,8 @@ func testSearch(t *testing.T, h Harness) {
 		}
 	}
 	ev, err = r.Evidence(rctx, top.EvidenceID)
-	if err != nil || !ev.Evidence.Stale {
-		t.Fatalf("evidence after the edit: %v stale=%v", err, ev.Evidence.Stale)
+	if err != nil || !ev.Evidence.Stale || ev.Evidence.StaleReason == nil || *ev.Evidence.StaleReason != "changed" {
+		t.Fatalf("evidence after the edit: %v stale=%v reason=%v", err, ev.Evidence.Stale, ev.Evidence.StaleReason)
 	}
 
 	// Runs: each search is recorded; this workspace keeps metadata only.

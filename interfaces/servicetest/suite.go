@@ -40,6 +40,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Discover", func(t *testing.T) { testDiscover(t, h) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, h) })
 	t.Run("BudgetPaging", func(t *testing.T) { testBudgetPaging(t, h) })
+	t.Run("RemoveSource", func(t *testing.T) { testRemoveSource(t, h) })
 }
 
 func wantCode(t *testing.T, what string, err error, code workspace.Code) {

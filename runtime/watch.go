@@ -1,0 +1,184 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
+)
+
+// WatchPrincipal is the principal recorded on the sync jobs that watching
+// queues.
+const WatchPrincipal = "watch"
+
+// startWatching makes the owner's watcher and, beside the start, watches
+// every source that has not opted out (docs/ingest.md, "Watching").
+func (own *Owner) startWatching() {
+	w := sources.NewWatcher(sources.WatchOptions{
+		Debounce:        own.opts.WatchDebounce,
+		MaxDelay:        own.opts.WatchMaxDelay,
+		MaxWatches:      own.opts.MaxWatches,
+		Rescan:          own.opts.WatchRescan,
+		DefaultExcludes: own.cfg().DefaultExcludes,
+		Changed:         own.watchChanged,
+		Logger:          own.log,
+	})
+	own.watcherp.Store(w)
+	own.watchSetup.Add(1)
+	go func() {
+		defer own.watchSetup.Done()
+		start := time.Now()
+		srcs, err := sources.ListSources(own.life, own.db, nil)
+		if err != nil {
+			own.log.Warn("sources not watched", "err", err)
+			return
+		}
+		n := 0
+		for _, s := range srcs {
+			if !s.Watch {
+				continue
+			}
+			src, dirs, err := own.idx().WatchDirs(own.life, s.ID)
+			if err != nil {
+				if own.life.Err() != nil {
+					return
+				}
+				own.log.Warn("source not watched", "source_id", s.ID, "err", err)
+				continue
+			}
+			if w.WatchNew(src, dirs) {
+				// What changed while nothing watched is taken in now.
+				w.Touch(src.ID)
+				n++
+			}
+		}
+		own.watchReady.Store(true)
+		own.log.Info("watching sources", "sources", n, "ms", time.Since(start).Milliseconds())
+	}()
+}
+
+// watchChanged queues a sync of a source that changed on disk, and says
+// whether the job it got was already running.
+func (own *Owner) watchChanged(id string) bool {
+	src, err := sources.GetSource(own.life, own.db, id)
+	if workspace.ErrorCode(err) == workspace.CodeNotFound {
+		if w := own.watch(); w != nil {
+			w.Unwatch(id)
+		}
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	j, _, err := own.queue.Enqueue(own.life, jobs.KindSync, src.ID, src.CollectionID, WatchPrincipal)
+	if err != nil {
+		if own.life.Err() == nil {
+			own.log.Warn("sync after a change not queued", "source_id", id, "err", err)
+		}
+		return false
+	}
+	own.startJobs()
+	return j.State == jobs.StateRunning
+}
+
+// syncBegan and syncEnded tell the watcher about a sync job's run: what
+// changed while it ran gets another sync, its walk is what is watched
+// next, and a source's first sync starts its watch.
+func (own *Owner) syncBegan(id string) {
+	if w := own.watch(); w != nil {
+		w.BeginSync(id)
+	}
+}
+
+func (own *Owner) syncEnded(ctx context.Context, id string, ok bool, dirs []string) {
+	w := own.watch()
+	if w == nil {
+		return
+	}
+	if _, watched := w.State(id); watched || !ok {
+		w.EndSync(id, ok, dirs)
+		return
+	}
+	src, err := sources.GetSource(context.WithoutCancel(ctx), own.db, id)
+	if err == nil && src.Watch {
+		w.Watch(src, dirs)
+	}
+}
+
+// watchState is how a source is watched, as status and discover sources
+// show it.
+func (own *Owner) watchState(src sources.Source) sources.WatchState {
+	off := func(reason string) sources.WatchState {
+		return sources.WatchState{Mode: sources.WatchOff, Reason: reason}
+	}
+	if !own.cfg().Watching() {
+		return off("watch is false in tychora.json")
+	}
+	w := own.watch()
+	switch {
+	case w == nil:
+		return off("this process holds the workspace for one command and watches nothing")
+	case !src.Watch:
+		return off("the source opted out (watch false)")
+	}
+	if st, ok := w.State(src.ID); ok {
+		return st
+	}
+	if !own.watchReady.Load() {
+		return off("the owner is setting up its watches")
+	}
+	return off("not watched yet: a source is watched from its first sync on")
+}
+
+// pendingChanges counts the changes waiting in the sources a search
+// reaches: the caller's, narrowed by the request's filters.
+func (own *Owner) pendingChanges(p workspace.Principal, f *query.Filters) int {
+	w := own.watch()
+	if w == nil {
+		return 0
+	}
+	return w.Pending(func(id, collection string) bool {
+		if !p.CanSee(collection) {
+			return false
+		}
+		if f != nil && len(f.Collections) > 0 && !slices.Contains(f.Collections, collection) {
+			return false
+		}
+		if f != nil && len(f.Sources) > 0 && !slices.Contains(f.Sources, id) {
+			return false
+		}
+		return true
+	})
+}
+
+// watchStatus is the watch part of status: every source of the caller's
+// collections with how it is watched.
+func (own *Owner) watchStatus(ctx context.Context, p workspace.Principal) (*interfaces.WatchStatus, error) {
+	srcs, err := sources.ListSources(ctx, own.db, visibleCollections(p, own.cfg().Collections))
+	if err != nil {
+		return nil, err
+	}
+	ws := &interfaces.WatchStatus{Enabled: own.cfg().Watching() && own.watch() != nil, Sources: []interfaces.SourceWatch{}}
+	for _, s := range srcs {
+		st := own.watchState(s)
+		ws.PendingChanges += st.PendingChanges
+		ws.Sources = append(ws.Sources, interfaces.SourceWatch{SourceID: s.ID, Name: s.Name, Path: s.Path, WatchState: st})
+	}
+	return ws, nil
+}
+
+// visibleCollections are the collections of cs that p may see.
+func visibleCollections(p workspace.Principal, cs []string) []string {
+	out := []string{}
+	for _, c := range cs {
+		if p.CanSee(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

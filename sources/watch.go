@@ -1,0 +1,593 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watching (docs/ingest.md, "Watching").
+//
+// A Watcher turns changes on disk into calls of WatchOptions.Changed, one
+// per burst: the owner makes each call a durable sync job. Every folder
+// and repository source gets its own inotify instance watching exactly
+// the directories its last walk entered (Stats.Dirs), so an ignored,
+// excluded or default-excluded directory is never watched; a repository
+// also has its git directory watched for HEAD and ref changes. A new
+// directory is watched once a sync has walked it (EndSync), and a sync
+// that adds watches is followed by one more, which sees what was written
+// into the new directory before its watch existed. When the system's
+// watch limit runs out, the source falls back to a rescan every
+// WatchOptions.Rescan and says so in its WatchState.
+
+// Watch modes of a source, as WatchState.Mode shows them.
+const (
+	WatchWatching = "watching" // changes are seen as they happen
+	WatchPolling  = "polling"  // rescanned periodically: see Reason
+	WatchOff      = "off"      // not watched (the watch setting, or the source's own)
+)
+
+// WatchState is how a source is watched.
+type WatchState struct {
+	Mode   string `json:"mode"`
+	Reason string `json:"reason,omitempty"`
+	// PendingChanges counts the paths changed on disk that no finished
+	// sync has taken in yet (0 when polling: nothing is known between
+	// rescans).
+	PendingChanges int `json:"pending_changes"`
+}
+
+// WatchOptions configure a Watcher; zero values work.
+type WatchOptions struct {
+	// Debounce is the quiet time after a change before Changed is called
+	// (default 100ms); MaxDelay bounds the wait in a stream of changes
+	// that never goes quiet (default 1s).
+	Debounce time.Duration
+	MaxDelay time.Duration
+	// Rescan is the period of a source that fell back to polling
+	// (default 30s).
+	Rescan time.Duration
+	// MaxWatches, when positive, is a limit of watched directories over
+	// every source, which runs out like the system's own
+	// (max_user_watches).
+	MaxWatches int
+	// DefaultExcludes are directory names never watched (Options.DefaultExcludes).
+	DefaultExcludes []string
+	// Changed asks for a sync of the source; it reports whether the job it
+	// got was already running (then the change may need another sync
+	// after it, which the Watcher asks for).
+	Changed func(sourceID string) (running bool)
+	Logger  *slog.Logger
+}
+
+// Watcher watches sources for changes. Its methods are safe for
+// concurrent use.
+type Watcher struct {
+	opts     WatchOptions
+	defaults map[string]bool
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	srcs    map[string]*watched
+	watches int // directories watched, over every source
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// watched is one source's watch. Its fields are guarded by Watcher.mu.
+type watched struct {
+	id, root          string
+	collection        string
+	kind              Kind
+	gitDir, commonDir string
+	fsw               *fsnotify.Watcher
+	dirs              map[string]bool
+	mode, reason      string
+	pending, inflight map[string]bool
+	gen, startedGen   uint64 // changes seen; gen when the running sync began
+	syncing           bool
+	timer             *time.Timer
+	first             time.Time // the first change of the burst the timer waits on
+	stop              chan struct{}
+}
+
+// NewWatcher returns a Watcher that watches nothing yet.
+func NewWatcher(o WatchOptions) *Watcher {
+	if o.Debounce <= 0 {
+		o.Debounce = 100 * time.Millisecond
+	}
+	if o.MaxDelay < o.Debounce {
+		o.MaxDelay = max(time.Second, o.Debounce)
+	}
+	if o.Rescan <= 0 {
+		o.Rescan = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Changed == nil {
+		o.Changed = func(string) bool { return false }
+	}
+	d := map[string]bool{}
+	for _, n := range o.DefaultExcludes {
+		d[n] = true
+	}
+	return &Watcher{opts: o, defaults: d, log: o.Logger, srcs: map[string]*watched{}}
+}
+
+// ErrWatchLimit is the cause of a fallback to polling: no more watches.
+var ErrWatchLimit = errors.New("the system's limit on watched directories ran out (fs.inotify.max_user_watches)")
+
+// Watch starts watching src's directories dirs (from WatchDirs or a sync's
+// Stats.Dirs), replacing any earlier watch of it. A source whose watches
+// cannot all be set up falls back to polling and asks for a sync at once,
+// since changes may have been missed.
+func (w *Watcher) Watch(src Source, dirs []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.watchLocked(src, dirs)
+}
+
+// WatchNew is Watch for a source not watched yet; it leaves a source
+// that is watched already as it is (and reports false).
+func (w *Watcher) WatchNew(src Source, dirs []string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.srcs[src.ID] != nil {
+		return false
+	}
+	w.watchLocked(src, dirs)
+	return true
+}
+
+func (w *Watcher) watchLocked(src Source, dirs []string) {
+	if w.closed {
+		return
+	}
+	// Events that reached the watch being replaced are lost with it: the
+	// new watch starts with a sync.
+	replaced := w.srcs[src.ID] != nil
+	w.unwatchLocked(src.ID)
+	s := &watched{id: src.ID, root: src.Path, collection: src.CollectionID, kind: src.Kind, dirs: map[string]bool{},
+		pending: map[string]bool{}, inflight: map[string]bool{}, stop: make(chan struct{}), mode: WatchWatching}
+	w.srcs[src.ID] = s
+	if src.Kind == KindFile {
+		dirs = []string{filepath.Dir(src.Path)}
+	}
+	if src.Kind == KindRepository {
+		if g, c, err := gitDirs(src.Path); err == nil {
+			s.gitDir, s.commonDir = g, c
+		}
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		w.pollLocked(s, fmt.Errorf("no watcher could be made: %w", err))
+		return
+	}
+	s.fsw = fsw
+	for _, d := range append(dirs, s.gitWatchDirs()...) {
+		if err := w.addLocked(s, d); err != nil {
+			w.pollLocked(s, err)
+			return
+		}
+	}
+	w.wg.Add(1)
+	go w.events(s, fsw)
+	if replaced {
+		w.bumpLocked(s, "")
+	}
+}
+
+// gitWatchDirs are the git directories whose changes move HEAD: the git
+// directory (HEAD), the common one (packed-refs) and its refs/heads.
+func (s *watched) gitWatchDirs() []string {
+	if s.gitDir == "" {
+		return nil
+	}
+	out := []string{s.gitDir}
+	if s.commonDir != s.gitDir {
+		out = append(out, s.commonDir)
+	}
+	heads := filepath.Join(s.commonDir, "refs", "heads")
+	_ = filepath.WalkDir(heads, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// addLocked watches one directory of s.
+func (w *Watcher) addLocked(s *watched, dir string) error {
+	if s.dirs[dir] {
+		return nil
+	}
+	if w.opts.MaxWatches > 0 && w.watches >= w.opts.MaxWatches {
+		return ErrWatchLimit
+	}
+	if err := s.fsw.Add(dir); err != nil {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
+			return ErrWatchLimit
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // gone since the walk: its parent's events tell
+		}
+		return fmt.Errorf("watch a directory: %w", err)
+	}
+	s.dirs[dir] = true
+	w.watches++
+	return nil
+}
+
+// pollLocked makes s a polling source: its watches go, and a rescan is
+// asked for now and every Rescan.
+func (w *Watcher) pollLocked(s *watched, cause error) {
+	w.closeWatchLocked(s)
+	s.mode = WatchPolling
+	s.reason = fmt.Sprintf("%v; rescanned every %s", cause, w.opts.Rescan)
+	w.log.Warn("source falls back to periodic rescans", "source_id", s.id, "err", cause, "every", w.opts.Rescan)
+	w.wg.Add(1)
+	go w.poll(s)
+}
+
+func (w *Watcher) poll(s *watched) {
+	defer w.wg.Done()
+	t := time.NewTicker(w.opts.Rescan)
+	defer t.Stop()
+	w.opts.Changed(s.id)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			w.opts.Changed(s.id)
+		}
+	}
+}
+
+// closeWatchLocked ends s's inotify instance and its watches.
+func (w *Watcher) closeWatchLocked(s *watched) {
+	if s.fsw != nil {
+		_ = s.fsw.Close()
+		s.fsw = nil
+	}
+	w.watches -= len(s.dirs)
+	s.dirs = map[string]bool{}
+}
+
+// Touch counts a change of the source that no event told: what changed
+// while nothing watched it (before the owner started, or while the watch
+// setting was off). It gets a sync like any change.
+func (w *Watcher) Touch(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s := w.srcs[id]; s != nil && s.mode == WatchWatching {
+		w.bumpLocked(s, "")
+	}
+}
+
+// Unwatch stops watching the source.
+func (w *Watcher) Unwatch(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unwatchLocked(id)
+}
+
+func (w *Watcher) unwatchLocked(id string) {
+	s := w.srcs[id]
+	if s == nil {
+		return
+	}
+	delete(w.srcs, id)
+	close(s.stop)
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	w.closeWatchLocked(s)
+}
+
+// Close stops every watch and waits for the Watcher's goroutines.
+func (w *Watcher) Close() {
+	w.mu.Lock()
+	w.closed = true
+	for id := range w.srcs {
+		w.unwatchLocked(id)
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+// State is how the source is watched; ok is false for a source not
+// watched by w.
+func (w *Watcher) State(id string) (WatchState, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return WatchState{}, false
+	}
+	st := WatchState{Mode: s.mode, Reason: s.reason}
+	if s.mode == WatchWatching {
+		st.PendingChanges = len(s.pending)
+		for p := range s.inflight {
+			if !s.pending[p] {
+				st.PendingChanges++
+			}
+		}
+	}
+	return st, true
+}
+
+// Watched lists the directories watched for the source, sorted.
+func (w *Watcher) Watched(id string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return nil
+	}
+	out := make([]string, 0, len(s.dirs))
+	for d := range s.dirs {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Pending sums the pending changes of the watched sources that keep
+// selects (by id and collection).
+func (w *Watcher) Pending(keep func(id, collection string) bool) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for id, s := range w.srcs {
+		if s.mode != WatchWatching || !keep(id, s.collection) {
+			continue
+		}
+		n += len(s.pending)
+		for p := range s.inflight {
+			if !s.pending[p] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// BeginSync tells w that a sync of the source starts: the changes seen so
+// far are what it takes in.
+func (w *Watcher) BeginSync(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return
+	}
+	s.syncing = true
+	s.startedGen = s.gen
+	for p := range s.pending {
+		s.inflight[p] = true
+	}
+	s.pending = map[string]bool{}
+}
+
+// EndSync tells w that the sync of the source ended; ok when it succeeded,
+// with the directories it walked. The watch set follows the walk, and a
+// change seen while the sync ran (or a directory watched only now) gets
+// one more sync.
+func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return
+	}
+	s.syncing = false
+	if !ok {
+		for p := range s.inflight {
+			s.pending[p] = true
+		}
+	}
+	s.inflight = map[string]bool{}
+	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
+		if w.followWalkLocked(s, dirs) {
+			s.gen++
+		}
+	}
+	if s.gen > s.startedGen && s.mode == WatchWatching {
+		w.armLocked(s)
+	}
+}
+
+// followWalkLocked makes s watch exactly dirs (and its git directories);
+// it reports whether a directory was added.
+func (w *Watcher) followWalkLocked(s *watched, dirs []string) bool {
+	want := map[string]bool{}
+	for _, d := range append(dirs, s.gitWatchDirs()...) {
+		want[d] = true
+	}
+	for d := range s.dirs {
+		if !want[d] {
+			_ = s.fsw.Remove(d)
+			delete(s.dirs, d)
+			w.watches--
+		}
+	}
+	added := false
+	for d := range want {
+		if s.dirs[d] {
+			continue
+		}
+		if err := w.addLocked(s, d); err != nil {
+			w.pollLocked(s, err)
+			return false
+		}
+		added = added || s.dirs[d]
+	}
+	return added
+}
+
+// events reads one source's inotify events until its watch ends.
+func (w *Watcher) events(s *watched, fsw *fsnotify.Watcher) {
+	defer w.wg.Done()
+	for {
+		select {
+		case ev, ok := <-fsw.Events:
+			if !ok {
+				return
+			}
+			w.event(s, ev)
+		case err, ok := <-fsw.Errors:
+			if !ok {
+				return
+			}
+			w.mu.Lock()
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: a sync finds what they said.
+				w.bumpLocked(s, "")
+			} else if w.srcs[s.id] == s {
+				w.log.Warn("watch error", "source_id", s.id, "err", err)
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// event turns one inotify event into a change of s, or nothing.
+func (w *Watcher) event(s *watched, ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return // attributes only: the content is what a sync reads
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.srcs[s.id] != s || s.fsw == nil {
+		return
+	}
+	if s.gitDir != "" && (within(ev.Name, s.gitDir) || within(ev.Name, s.commonDir)) {
+		if gitHeadChange(s, ev.Name) {
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					_ = w.addLocked(s, ev.Name) // a new refs/heads/ folder
+				}
+			}
+			w.bumpLocked(s, "")
+		}
+		return
+	}
+	if s.kind == KindFile {
+		if ev.Name == s.root {
+			w.bumpLocked(s, filepath.Base(s.root))
+		}
+		return
+	}
+	rel, err := filepath.Rel(s.root, ev.Name)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		rel = ev.Name // reached through a symlinked directory: still this source's
+	}
+	if w.defaults[filepath.Base(ev.Name)] {
+		return // a node_modules/ or .git appearing: never walked, so no change
+	}
+	if ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) {
+		// A watched directory moved or went: its watches (and those below
+		// it) name a path that is no longer it. A sync's walk sets up the
+		// watches of where it went.
+		for d := range s.dirs {
+			if d == ev.Name || within(d, ev.Name) {
+				_ = s.fsw.Remove(d)
+				delete(s.dirs, d)
+				w.watches--
+			}
+		}
+	}
+	w.bumpLocked(s, filepath.ToSlash(rel))
+}
+
+// gitHeadChange reports whether a change at name in a repository's git
+// directories can move its HEAD commit.
+func gitHeadChange(s *watched, name string) bool {
+	for _, dir := range []string{s.gitDir, s.commonDir} {
+		rel, err := filepath.Rel(dir, name)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "HEAD" || rel == "packed-refs" || rel == "refs/heads" || strings.HasPrefix(rel, "refs/heads/") {
+			return !strings.HasSuffix(rel, ".lock")
+		}
+	}
+	return false
+}
+
+// bumpLocked records a change (rel "" for one that names no file) and
+// arms the debounce timer.
+func (w *Watcher) bumpLocked(s *watched, rel string) {
+	s.gen++
+	if rel != "" {
+		s.pending[rel] = true
+	}
+	w.armLocked(s)
+}
+
+// armLocked (re)starts s's debounce timer: Debounce after the last
+// change, and never later than MaxDelay after the first of the burst.
+func (w *Watcher) armLocked(s *watched) {
+	now := time.Now()
+	if s.timer == nil {
+		s.first = now
+		s.timer = time.AfterFunc(w.opts.Debounce, func() { w.fire(s) })
+		return
+	}
+	wait := min(w.opts.Debounce, s.first.Add(w.opts.MaxDelay).Sub(now))
+	s.timer.Reset(max(wait, 0))
+}
+
+// fire asks for a sync of s. A job that is running already began before
+// this burst ended unless the Watcher saw it begin after the last change;
+// in that case it covers the burst, otherwise EndSync asks again, and if
+// it ended meanwhile the Watcher asks again shortly.
+func (w *Watcher) fire(s *watched) {
+	w.mu.Lock()
+	if w.srcs[s.id] != s || w.closed {
+		w.mu.Unlock()
+		return
+	}
+	s.timer = nil
+	w.wg.Add(1)
+	w.mu.Unlock()
+	defer w.wg.Done()
+	running := w.opts.Changed(s.id)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if running && !s.syncing && w.srcs[s.id] == s && !w.closed {
+		w.armLocked(s) // the job ended between its last look and this one
+	}
+}
+
+// WatchDirs lists the directories a watch of the source covers: those a
+// sync's walk enters (never an ignored, excluded or default-excluded
+// one), the root first.
+func (ix *Indexer) WatchDirs(ctx context.Context, id string) (Source, []string, error) {
+	src, err := getSource(ctx, ix.db.R, id)
+	if err != nil {
+		return Source{}, nil, err
+	}
+	if src.Kind == KindFile {
+		return src, nil, nil
+	}
+	res, err := walkSource(ctx, ix.policy, src, ix.defaults, nil)
+	if err != nil {
+		return Source{}, nil, err
+	}
+	return src, res.dirs, nil
+}
