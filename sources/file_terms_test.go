@@ -1,13 +1,10 @@
 package sources
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/tychora/tychora/workspace"
 )
 
 func TestFileTermsCounts(t *testing.T) {
@@ -67,7 +64,6 @@ func FuzzLookupTerms(f *testing.F) {
 // opens with no terms on its files, and the next sync reads them again.
 func TestFileTermsMigration(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	e.write("proj/a.go", "package a\n\nfunc Read() {}\n")
 	e.write("proj/docs/guide.md", "# Guide\n\nRead me.\n")
 	src := e.add(SourceInput{Path: "proj"})
@@ -75,22 +71,8 @@ func TestFileTermsMigration(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 0 {
 		t.Fatalf("%d indexed files have no terms", n)
 	}
-	for _, q := range []string{`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, `DELETE FROM schema_migrations WHERE version >= 12`} {
-		if _, err := e.db.W.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	path := filepath.Join(e.ws, "index.db")
-	if err := e.db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := workspace.OpenDB(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
-	t.Cleanup(func() { db.Close() })
-	e.ix = NewIndexer(db, e.policy, e.assets, Options{Workers: 2, TempDir: t.TempDir()})
+	e.rewind(t, `ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
+		`DELETE FROM schema_migrations WHERE version >= 12`)
 	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 2 {
 		t.Fatalf("after the migration %d files have no terms, want 2", n)
 	}

@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/tychora/tychora/workspace"
 )
 
 // TestDetectRoleGolden detects the role of every file under
@@ -274,36 +271,20 @@ func TestSyncRecordsRoles(t *testing.T) {
 // although none of them changed.
 func TestRolesMigration(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	e.write("proj/a.go", "package a\n")
 	e.write("proj/a_test.go", "package a\n")
 	e.write("proj/docs/guide.md", "# Guide\n")
 	e.write("proj/logo.png", string(tinyPNG))
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
-	for _, q := range []string{
+	e.rewind(t,
 		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
 		`ALTER TABLE files DROP COLUMN role`,
 		`ALTER TABLE jobs DROP COLUMN deleted`, // and the later ones
 		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 9`,
-	} {
-		if _, err := e.db.W.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	path := filepath.Join(e.ws, "index.db")
-	if err := e.db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := workspace.OpenDB(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
-	t.Cleanup(func() { db.Close() })
-	e.ix = NewIndexer(db, e.policy, e.assets, Options{Workers: 2, TempDir: t.TempDir()})
+	)
 	if n := e.count(`SELECT count(*) FROM files WHERE role IS NULL`); n != 4 {
 		t.Fatalf("after the migration %d files have no role, want 4", n)
 	}
@@ -315,7 +296,7 @@ func TestRolesMigration(t *testing.T) {
 		t.Errorf("the sync after the migration extracted %d files, want 4", n)
 	}
 	got := map[string]string{}
-	rows, err := db.R.Query(`SELECT path, role FROM files`)
+	rows, err := e.db.R.Query(`SELECT path, role FROM files`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,6 +78,28 @@ func (e *env) paths(sourceID string) []string {
 	return out
 }
 
+// rewind runs stmts (which undo migrations) on the index, then opens it
+// again, so that the migrations they undid apply once more, and makes a
+// new Indexer over it.
+func (e *env) rewind(t *testing.T, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := e.db.W.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := e.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := workspace.OpenDB(context.Background(), filepath.Join(e.ws, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db = db
+	t.Cleanup(func() { db.Close() })
+	e.ix = NewIndexer(db, e.policy, e.assets, Options{Workers: 2, TempDir: t.TempDir()})
+}
+
 func (e *env) count(query string, args ...any) int {
 	e.t.Helper()
 	var n int
