@@ -111,7 +111,9 @@ func TestDiskFull(t *testing.T) {
 	if _, err := Init(ws, InitOptions{IngestRoots: []string{root}}); err != nil {
 		t.Fatal(err)
 	}
-	own, err := Start(context.Background(), Options{Dir: ws, ShutdownWait: 5 * time.Second})
+	// Unwatched: a watching owner syncs every source when it starts, and
+	// the retries below would meet that sync.
+	own, err := Start(context.Background(), Options{Dir: ws, ShutdownWait: 5 * time.Second, NoWatch: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ func TestDiskFull(t *testing.T) {
 	if err := own.Close(context.Background()); err != nil {
 		t.Errorf("close on a full disk: %v", err)
 	}
-	own2, err := Start(context.Background(), Options{Dir: ws})
+	own2, err := Start(context.Background(), Options{Dir: ws, NoWatch: true})
 	if err != nil {
 		t.Fatalf("restart on the full disk: %v", err)
 	}

@@ -88,6 +88,10 @@ func TestShutdownUnderLoad(t *testing.T) {
 	if r := tychora(t, ws, "init", "--ingest-root", root); r.code != 0 {
 		t.Fatal(r)
 	}
+	// The sync of b below must be the test's own: a watching owner syncs
+	// every source when it starts, and a sync asked for then answers with
+	// that one.
+	noWatch(t, ws)
 	var srcB string
 	for _, tree := range []string{treeA, treeB} {
 		r := tychora(t, ws, "add", "--json", tree)
