@@ -126,6 +126,7 @@ func TestSpoolRoundTrip(t *testing.T) {
 	rs := []fileResult{
 		{rel: "a.md", existed: true, size: 12, mtimeNs: -5, sha: "abc", status: statusIndexed, kind: "markdown",
 			language: "markdown", title: "A", facets: `{"x":"y"}`, extractor: "markdown", version: "1",
+			terms: FileTerms([]LeafText{{Title: "ü", Text: "x x", CodeTerms: "a b"}}),
 			units: []evRow{
 				{id: "ev_1", level: LevelDocument, title: "A", heading: "[]", channel: ChannelText, sha: "s", tokens: 3},
 				{id: "ev_2", parentID: "ev_1", ordinal: 1, level: LevelChunk, leaf: true, title: "ü", heading: `["A"]`,
