@@ -50,20 +50,26 @@ func estimateText(s string, rendered bool) int {
 	return (n*10 + 31) / 32 // about 3.2 bytes a token
 }
 
-// newPackHit prepares h: its lines, their costs and its focus. What the
-// hit costs without its text is counted exactly: its JSON, and under a
-// render its header, in the text and escaped in "rendered".
-func newPackHit(c *Counter, h *query.Hit, f Format) packHit {
+// newPackHit prepares h: its lines, their costs and its focus. With
+// exact, what the hit costs without its text is counted exactly: its
+// JSON, and under a render its header, in the text and escaped in
+// "rendered"; without, it is estimatedCitation (the hits planned after
+// the last place that fits: the fitter counts what it keeps of them).
+func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 	p := packHit{over: 4, whole: true}
-	sh := *h
-	sh.Text = nil
-	if f != FormatNone {
-		sh = citationOf(sh)
-		head, _ := blockParts(f, newItem(h, false))
-		p.over += c.Count(head) + c.Count(escapeJSON(head))
-	}
-	if core, err := coreOf(&sh); err == nil {
-		p.over += c.Count(core)
+	if !exact {
+		p.over = estimatedCitation
+	} else {
+		sh := *h
+		sh.Text = nil
+		if f != FormatNone {
+			sh = citationOf(sh)
+			head, _ := blockParts(f, newItem(h, false))
+			p.over += c.Count(head) + c.Count(escapeJSON(head))
+		}
+		if core, err := coreOf(&sh); err == nil {
+			p.over += c.Count(core)
+		}
 	}
 	if h.Text == nil || *h.Text == "" {
 		return p
@@ -90,6 +96,10 @@ func newPackHit(c *Counter, h *query.Hit, f Format) packHit {
 	}
 	return p
 }
+
+// estimatedCitation is the allowance for a hit's citation and header when
+// they are not counted exactly: about what one costs (docs/render.md).
+const estimatedCitation = 120
 
 func (p *packHit) shownCost() int {
 	n := p.over
@@ -148,17 +158,20 @@ func (p *packHit) grow(room int) int {
 // answer), returning the hits to fit, how many are planned places, and
 // the estimated cost of each.
 func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
+	// Hits are prepared (their costs counted exactly) as the places are
+	// planned, in rank order: the hits after the first that does not fit
+	// get estimates only (a page of 50 would otherwise cost 150 exact
+	// counts a search, most of them for hits that are never shown).
 	ps := make([]packHit, len(hits))
-	for i := range hits {
-		ps[i] = newPackHit(c, &hits[i], f)
-	}
 	// Places: each hit at its focus (or whole when that is about as
 	// cheap), in rank order, while they fit.
 	// A focus line over a quarter of the room (a paragraph on one line,
 	// say) gives way to the unit's first line when that is cheaper (a
 	// title, a signature): a place is worth more than one long line.
 	share := room / 4
+	places, full := 0, false
 	for i := range ps {
+		ps[i] = newPackHit(c, &hits[i], f, !full)
 		p := &ps[i]
 		if len(p.lines) > 0 {
 			p.whole = false
@@ -169,15 +182,15 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 				p.whole = true
 			}
 		}
-	}
-	places := 0
-	for i := range ps {
-		c := ps[i].shownCost()
-		if c > room {
-			break
+		if full {
+			continue
 		}
-		room -= c
-		places++
+		if cost := p.shownCost(); cost <= room {
+			room -= cost
+			places++
+		} else {
+			full = true
+		}
 	}
 	// Lines: what is left, in rank order.
 	for i := 0; i < places && room > 0; i++ {
