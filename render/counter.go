@@ -25,7 +25,25 @@ type CounterInfo struct {
 type Counter struct {
 	name  string
 	codec tokenizer.Codec
+	memo  countMemo
 }
+
+// countMemo remembers the counts of short strings: the citations and
+// headers that packing counts for each hit are the same from one answer
+// to the next (a question asked again, the hits of a page in another
+// budget), and tokenizing them was most of what a cached search cost.
+// Counts are deterministic, so a remembered count is exact.
+type countMemo struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+// Bounds of countMemo: strings up to memoMaxBytes, at most memoEntries of
+// them (then it starts over).
+const (
+	memoMaxBytes = 2 << 10
+	memoEntries  = 1 << 14
+)
 
 // counterDef is a lazily built, shared counter: building a codec compiles
 // its split expression and loads a vocabulary of 100k–200k entries (tens of
@@ -86,9 +104,25 @@ func (c *Counter) Name() string { return c.name }
 // it fail, Count returns len(s), an upper bound (every token is at least one
 // byte).
 func (c *Counter) Count(s string) int {
+	if len(s) <= memoMaxBytes {
+		c.memo.mu.Lock()
+		n, ok := c.memo.m[s]
+		c.memo.mu.Unlock()
+		if ok {
+			return n
+		}
+	}
 	n, err := c.codec.Count(s)
 	if err != nil {
-		return len(s)
+		n = len(s)
+	}
+	if len(s) <= memoMaxBytes {
+		c.memo.mu.Lock()
+		if c.memo.m == nil || len(c.memo.m) >= memoEntries {
+			c.memo.m = make(map[string]int, 256)
+		}
+		c.memo.m[s] = n
+		c.memo.mu.Unlock()
 	}
 	return n
 }
