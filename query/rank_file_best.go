@@ -1,0 +1,281 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// Completing the best files. Whole-file evidence lifts every unit of a
+// file about the topic, also units whose own score kept them out of the
+// pool. The files that score best by their kept terms, of those the pool
+// holds and of those the whole-file index ranks first for the question
+// (file_fts), get every unit that matches the question, found in the
+// lexical index within the file's range of rows: the page is then the one
+// an exhaustive ranking would give (bench/eval -agree).
+
+// bestFiles is how many files, best by whole-file score and role, have
+// their matching units completed.
+const bestFiles = 8
+
+// probedFiles is how many files the whole-file index proposes.
+const probedFiles = 16
+
+// maxBestFileUnits bounds the units one best file adds.
+const maxBestFileUnits = 200
+
+// fileProbeRows bounds the rows the whole-file probe may rank, counted
+// as the clauses' units (a file holds a word at most as often as its
+// units do): its clauses are the question's best by weight × idf that
+// fit. At 4,000 the development questions lost 0.012 of MRR@10 at limit
+// 10 against no bound at all; at 20,000 nothing (docs/search.md).
+const fileProbeRows = 20000
+
+// keptFile is what the index keeps of one file for ranking: the weighted
+// term frequencies of each query term (keptFileTF), its size and role.
+type keptFile struct {
+	tf    []float64
+	bytes int64
+	role  string
+}
+
+// sqlFileTerms reads the kept term counts of the given files (JSON pairs
+// [source_id, path]).
+const sqlFileTerms = `SELECT f.source_id, f.path, f.terms, f.size, coalesce(f.role, '') FROM json_each(?) j
+	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
+
+// sqlFileRange is the range of rows (evidence seq) of one file's units.
+const sqlFileRange = `SELECT min(seq), max(seq) FROM evidence WHERE source_id = ? AND path = ?`
+
+// fileKeyOf is the key of a file in the maps of this file.
+func fileKeyOf(sourceID, p string) string { return sourceID + "\x00" + p }
+
+// filesOf lists the files of the candidates, once each.
+func filesOf(cands []*candidate) [][2]string {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if k := fileKeyOf(c.sourceID, c.path); !seen[k] {
+			seen[k] = true
+			out = append(out, [2]string{c.sourceID, c.path})
+		}
+	}
+	return out
+}
+
+// keptFileTF reads the term counts kept at ingest (sources/file_terms.go)
+// of the given files into kept, weighed by column as keepFileTF weighs a
+// unit's. A file indexed before counts were kept stays out of the map;
+// ranking sums its pooled units instead.
+func (e *Engine) keptFileTF(ctx context.Context, tx *sql.Tx, q *preparedQuery, files [][2]string, kept map[string]*keptFile) error {
+	var pairs [][2]string
+	for _, f := range files {
+		if _, ok := kept[fileKeyOf(f[0], f[1])]; !ok {
+			pairs = append(pairs, f)
+		}
+	}
+	if len(pairs) == 0 || len(q.terms) == 0 {
+		return nil
+	}
+	// The stems to look up, sorted and unique, and the terms of each.
+	byStem := map[string][]int{}
+	for t, st := range q.terms {
+		if st.weight > 0 {
+			byStem[st.stem] = append(byStem[st.stem], t)
+		}
+	}
+	want := make([]string, 0, len(byStem))
+	for st := range byStem {
+		want = append(want, st)
+	}
+	slices.Sort(want)
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFileTerms, string(list))
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	w := &q.prof.fields
+	for rows.Next() {
+		var src, p string
+		var blob []byte
+		kf := &keptFile{tf: make([]float64, len(q.terms))}
+		if err := rows.Scan(&src, &p, &blob, &kf.bytes, &kf.role); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		ok := sources.LookupTerms(blob, want, func(i int, n sources.TermCounts) {
+			x := w[fieldTitle].weight*float64(n.Title) + w[fieldBody].weight*float64(n.Text) + w[fieldCode].weight*float64(n.Code)
+			for _, t := range byStem[want[i]] {
+				kf.tf[t] = x
+			}
+		})
+		if ok {
+			kept[fileKeyOf(src, p)] = kf
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	return nil
+}
+
+// pathTF is the weighted term frequency of each query term in a path, as
+// the scorer counts the path column.
+func (s *scorer) pathTF(p string) []float64 {
+	out := make([]float64, len(s.terms))
+	hits, _ := s.m.scan(p, nil)
+	for _, h := range hits {
+		out[h.term] += s.prof.fields[fieldPath].weight
+	}
+	return out
+}
+
+// probeFiles lists the files in scope that the whole-file index ranks
+// first for the question: the OR of its best clauses by weight × idf, as
+// many as fit fileProbeRows, ranked by bm25 over path and text.
+func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter) ([][2]string, error) {
+	idx := make([]int, 0, len(q.clauses))
+	for i, c := range q.clauses {
+		if !deadClause(c) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return -cmp.Compare(q.clauses[a].prio, q.clauses[b].prio) })
+	var parts []string
+	var rows int64
+	for _, i := range idx {
+		c := q.clauses[i]
+		if len(parts) >= q.prof.maxTermsA || rows+c.df > fileProbeRows {
+			continue
+		}
+		parts = append(parts, c.match)
+		rows += c.df
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	where, args := sf.sql()
+	w := q.prof.fields
+	stmt := "SELECT e.source_id, e.path FROM file_fts f JOIN evidence e ON e.seq = f.rowid WHERE file_fts MATCH ?" + where +
+		" ORDER BY bm25(file_fts, " + num(w[fieldPath].weight) + ", 1), f.rowid LIMIT ?"
+	args = append(append([]any{strings.Join(parts, " OR ")}, args...), probedFiles)
+	res, err := e.query(ctx, tx, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer res.Close()
+	var out [][2]string
+	for res.Next() {
+		var f [2]string
+		if err := res.Scan(&f[0], &f[1]); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		out = append(out, f)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return out, nil
+}
+
+// completeBestFiles adds to the pool the units of the best files (by
+// fileScore of their kept terms, times their role prior), of the pool's
+// and of probed, that match the question and are not in it yet; done
+// lists files whose units were read whole already (the named files).
+func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, kept map[string]*keptFile, probed, done [][2]string, cands []*candidate) ([]*candidate, error) {
+	if len(q.clauses) == 0 {
+		return cands, nil
+	}
+	if err := e.keptFileTF(ctx, tx, q, probed, kept); err != nil {
+		return nil, err
+	}
+	type file struct {
+		key, src, path string
+		score          float64
+	}
+	skip := map[string]bool{}
+	for _, d := range done {
+		skip[fileKeyOf(d[0], d[1])] = true
+	}
+	in := make(map[int64]bool, len(cands))
+	for _, c := range cands {
+		in[c.seq] = true
+	}
+	var files []file
+	for _, f := range append(filesOf(cands), probed...) {
+		k := fileKeyOf(f[0], f[1])
+		kf, ok := kept[k]
+		if !ok || skip[k] {
+			continue
+		}
+		skip[k] = true
+		score := q.fileScore(kf.tf, sc.pathTF(f[1]), kf.bytes)
+		if p, ok := rolePriors[kf.role]; ok && len(q.asked) == 0 {
+			score *= p
+		}
+		files = append(files, file{k, f[0], f[1], score})
+	}
+	slices.SortFunc(files, func(a, b file) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	files = files[:min(len(files), bestFiles)]
+	from, where, fargs := sf.ftsFrom()
+	stmt := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?" + where + " LIMIT ?"
+	match := exhaustiveProbes(q)[0].match
+	var seqs []int64
+	for _, f := range files {
+		var lo, hi sql.NullInt64
+		if err := tx.QueryRowContext(ctx, sqlFileRange, f.src, f.path).Scan(&lo, &hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if !lo.Valid {
+			continue
+		}
+		args := append(append([]any{match, lo.Int64, hi.Int64}, fargs...), maxBestFileUnits)
+		rows, err := e.query(ctx, tx, stmt, args...)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("search: %w", err)
+			}
+			if !in[id] {
+				in[id] = true
+				seqs = append(seqs, id)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	if len(seqs) == 0 {
+		return cands, nil
+	}
+	more, err := e.fetchCandidates(ctx, tx, seqs)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range more {
+		if c.score = sc.score(c); c.score > 0 {
+			cands = append(cands, c)
+		}
+	}
+	return cands, nil
+}
