@@ -21,10 +21,16 @@ const (
 	// DefaultLimit and MaxLimit bound QueryRequest.Limit.
 	DefaultLimit = 10
 	MaxLimit     = 100
-	// BudgetPageLimit is the page of a request that names a budget and no
-	// limit: as many places as the budget can show, up to this many (the
-	// fitter decides how many fit).
+	// BudgetPageLimit is the largest page of a request that names a
+	// budget and no limit: as many places as the budget can show, up to
+	// this many (the fitter decides how many fit).
 	BudgetPageLimit = 50
+	// BudgetPlaceTokens sizes that page: one place per this many tokens of
+	// the budget (at least DefaultLimit, at most BudgetPageLimit). The
+	// smallest place an answer shows (a compact citation and one line of
+	// text, under a render twice) costs more than twice this, so the page
+	// never holds fewer places than the budget can show.
+	BudgetPlaceTokens = 60
 	// MaxQuestionBytes bounds the question's UTF-8 size, MaxQuestionTerms
 	// the number of words (tokens) in it.
 	MaxQuestionBytes = 8 << 10
@@ -111,7 +117,7 @@ func Normalize(req QueryRequest) (QueryRequest, error) {
 
 	switch {
 	case req.Limit == 0 && req.Budget != nil && req.Budget.MaxTokens > 0:
-		out.Limit = BudgetPageLimit
+		out.Limit = BudgetPage(req.Budget.MaxTokens)
 	case req.Limit == 0:
 		out.Limit = DefaultLimit
 	case req.Limit < 0 || req.Limit > MaxLimit:
@@ -349,4 +355,12 @@ func pageKey(req QueryRequest) string {
 
 func invalid(format string, args ...any) *workspace.Error {
 	return workspace.Errorf(workspace.CodeInvalidArgument, format, args...)
+}
+
+// BudgetPage is the page of a request with a budget of maxTokens and no
+// limit: maxTokens / BudgetPlaceTokens, at least DefaultLimit and at most
+// BudgetPageLimit. The pool grows with the page, so a small budget does
+// not pay for ranking 50 places it cannot show.
+func BudgetPage(maxTokens int) int {
+	return min(BudgetPageLimit, max(DefaultLimit, maxTokens/BudgetPlaceTokens))
 }

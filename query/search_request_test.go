@@ -32,7 +32,10 @@ func TestNormalizeDefaults(t *testing.T) {
 		req  QueryRequest
 		want int
 	}{
-		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: 1000}}, BudgetPageLimit},
+		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: 1000}}, 1000 / BudgetPlaceTokens},
+		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: 200}}, DefaultLimit},
+		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: 4000}}, BudgetPageLimit},
+		{QueryRequest{Question: "x", Budget: &Budget{MaxTokens: MaxBudgetTokens}}, BudgetPageLimit},
 		{QueryRequest{Question: "x", Budget: &Budget{Counter: "cl100k_base"}}, DefaultLimit},
 		{QueryRequest{Question: "x", Limit: 7, Budget: &Budget{MaxTokens: 1000}}, 7},
 	} {

@@ -17,7 +17,7 @@ import (
 // For each query and budget, the eval makes the call a client makes when
 // it asks with a budget only — the request {"question": q, "budget":
 // {"max_tokens": B}} (plus -profile when given), so the page a budget
-// without a limit gets (query.BudgetPageLimit, 50) and the workspace's
+// without a limit gets (query.BudgetPage: max_tokens/60 within 10..50) and the workspace's
 // default token counter, o200k_base — with render
 // agent@1, and builds the answer as runtime.(*Local).Search does:
 // query.Normalize, Engine.Search, then render.Fit over the ranked page with
