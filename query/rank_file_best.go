@@ -50,8 +50,10 @@ type keptFile struct {
 const sqlFileTerms = `SELECT f.source_id, f.path, f.terms, f.size, coalesce(f.role, '') FROM json_each(?) j
 	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
 
-// sqlFileRange is the range of rows (evidence seq) of one file's units.
-const sqlFileRange = `SELECT min(seq), max(seq) FROM evidence WHERE source_id = ? AND path = ?`
+// sqlFileRanges is the range of rows (evidence seq) of each given file's
+// units (JSON pairs [source_id, path]), by the pair's index in the list.
+const sqlFileRanges = `SELECT j.key, min(e.seq), max(e.seq) FROM json_each(?) j
+	JOIN evidence e ON e.source_id = j.value ->> 0 AND e.path = j.value ->> 1 GROUP BY j.key`
 
 // fileKeyOf is the key of a file in the maps of this file.
 func fileKeyOf(sourceID, p string) string { return sourceID + "\x00" + p }
@@ -198,10 +200,6 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	if err := e.keptFileTF(ctx, tx, q, probed, kept); err != nil {
 		return nil, err
 	}
-	type file struct {
-		key, src, path string
-		score          float64
-	}
 	skip := map[string]bool{}
 	for _, d := range done {
 		skip[fileKeyOf(d[0], d[1])] = true
@@ -210,7 +208,7 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	for _, c := range cands {
 		in[c.seq] = true
 	}
-	var files []file
+	var files []bestFile
 	for _, f := range append(filesOf(cands), probed...) {
 		k := fileKeyOf(f[0], f[1])
 		kf, ok := kept[k]
@@ -222,29 +220,34 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		if p, ok := rolePriors[kf.role]; ok && len(q.asked) == 0 {
 			score *= p
 		}
-		files = append(files, file{k, f[0], f[1], score})
+		files = append(files, bestFile{k, f[0], f[1], score})
 	}
-	slices.SortFunc(files, func(a, b file) int {
+	slices.SortFunc(files, func(a, b bestFile) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		return strings.Compare(a.key, b.key)
 	})
 	files = files[:min(len(files), bestFiles)]
+	if len(files) == 0 {
+		return cands, nil
+	}
+	ranges, err := e.fileRanges(ctx, tx, files)
+	if err != nil {
+		return nil, err
+	}
 	from, where, fargs := sf.ftsFrom()
-	stmt := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?" + where + " LIMIT ?"
+	// One statement for every file: its text is the same for each.
+	st, err := tx.PrepareContext(ctx, "SELECT f.rowid FROM "+from+" WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?"+where+" LIMIT ?")
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer st.Close()
 	match := exhaustiveProbes(q)[0].match
 	var seqs []int64
-	for _, f := range files {
-		var lo, hi sql.NullInt64
-		if err := tx.QueryRowContext(ctx, sqlFileRange, f.src, f.path).Scan(&lo, &hi); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
-		if !lo.Valid {
-			continue
-		}
-		args := append(append([]any{match, lo.Int64, hi.Int64}, fargs...), maxBestFileUnits)
-		rows, err := e.query(ctx, tx, stmt, args...)
+	for _, r := range ranges {
+		args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
+		rows, err := st.QueryContext(ctx, args...)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -278,4 +281,49 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		}
 	}
 	return cands, nil
+}
+
+// bestFile is a file whose matching units completeBestFiles adds.
+type bestFile struct {
+	key, src, path string
+	score          float64
+}
+
+// fileRanges gives the range of rows [first, last] of each file's units,
+// in the files' order; a file with no unit has none.
+func (e *Engine) fileRanges(ctx context.Context, tx *sql.Tx, files []bestFile) ([][2]int64, error) {
+	pairs := make([][2]string, len(files))
+	for i, f := range files {
+		pairs[i] = [2]string{f.src, f.path}
+	}
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFileRanges, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	byIndex := make([]*[2]int64, len(files))
+	for rows.Next() {
+		var i int
+		var lo, hi sql.NullInt64
+		if err := rows.Scan(&i, &lo, &hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if lo.Valid && hi.Valid && i >= 0 && i < len(files) {
+			byIndex[i] = &[2]int64{lo.Int64, hi.Int64}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	var out [][2]int64
+	for _, r := range byIndex {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
 }
