@@ -391,3 +391,23 @@ func TestPlatformOf(t *testing.T) {
 		}
 	}
 }
+
+func TestStopwordNamingAFile(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		// Both files hold the question's other words alike; only once.go
+		// is named for its stop word.
+		"syncx/once.go":  "package syncx\n\n// Once runs a function exactly one time for concurrent callers.\ntype Once struct{ done bool }\n\n// Do calls the function f only once.\nfunc (o *Once) Do(f func()) {}\n",
+		"syncx/guard.go": "package syncx\n\n// guard runs a function exactly one time for concurrent callers.\nfunc guard(f func()) {}\n\n// wait calls the function f again.\nfunc wait(f func()) {}\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "run a function exactly once even with concurrent callers"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "syncx/once.go" {
+		t.Errorf("first hit %v, want syncx/once.go: a stop word that names a file counts", got)
+	}
+	// No file is named for a stop word: it stays one (the question's
+	// only word is then searched, as a question of stop words is).
+	res = env.search(env.all, QueryRequest{Question: "guard against the callers"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "syncx/guard.go" {
+		t.Errorf("first hit %v, want syncx/guard.go", got)
+	}
+}

@@ -43,6 +43,9 @@ type nameRef struct {
 type nameIndex struct {
 	files []nameRef
 	stems map[string][]int32
+	// bases holds every file's whole name without its extension, folded
+	// ("once" of sync/once.go): the stop words that name a file.
+	bases map[string]bool
 }
 
 // nameCache holds the name index of one index generation.
@@ -75,7 +78,7 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 		return nil, fmt.Errorf("search: name index: %w", err)
 	}
 	defer rows.Close()
-	ix := &nameIndex{stems: map[string][]int32{}}
+	ix := &nameIndex{stems: map[string][]int32{}, bases: map[string]bool{}}
 	var buf []byte
 	for rows.Next() {
 		var r nameRef
@@ -84,6 +87,13 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 		}
 		id := int32(len(ix.files))
 		ix.files = append(ix.files, r)
+		base := path.Base(r.path)
+		if i := strings.LastIndexByte(base, '.'); i > 0 {
+			base = base[:i]
+		}
+		if b := strings.ToLower(base); len(b) >= 3 && isStopword(b) {
+			ix.bases[b] = true
+		}
 		var seen []string
 		for _, w := range nameWords(r.path) {
 			buf = append(buf[:0], w...)
@@ -158,4 +168,32 @@ func (ix *nameIndex) lookup(stems map[string]float64, sf *scopeFilter) [][2]stri
 		out = append(out, [2]string{r.sourceID, r.path})
 	}
 	return out
+}
+
+// keepNamedStopwords counts the stop words of the question that are the
+// whole name of an indexed file ("once" of sync/once.go, "all", "before"):
+// in code such a word is a name (sync.Once, errgroup's Wait for all), and
+// dropping it loses the file the question names. Those words are scored
+// and probed as any other; the rest stay stop words.
+func (e *Engine) keepNamedStopwords(ctx context.Context, tx *sql.Tx, gen []byte, pq *parsedQuery) error {
+	has := false
+	for _, t := range pq.terms {
+		if t.stop && t.free {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return nil
+	}
+	ix, err := e.names.get(ctx, e, tx, gen)
+	if err != nil {
+		return err
+	}
+	for i := range pq.terms {
+		if t := &pq.terms[i]; t.stop && t.free && ix.bases[t.token] {
+			t.stop = false
+		}
+	}
+	return nil
 }

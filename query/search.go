@@ -193,6 +193,9 @@ func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq
 	if err != nil {
 		return nil, err
 	}
+	if err := e.keepNamedStopwords(ctx, tx, stats.generation, pq); err != nil {
+		return nil, err
+	}
 	q := &preparedQuery{prof: prof, pq: pq, stats: stats, terms: scoringTerms(pq, stats, df)}
 	for _, ph := range pq.phrases {
 		ids := make([]int32, len(ph.terms))
