@@ -201,6 +201,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
 	}
 	nameCache := map[string]float64{}
+	defScale := q.definitionScale()
 	platform := platformAsked(q.pq)
 	platformCache := map[string]bool{}
 	for _, c := range cands {
@@ -212,7 +213,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		switch {
 		case len(asked) == 0:
 			if d := definesName(q.pq.names, c); d > 0 {
-				s += d * defBoost * best
+				s += d * defScale * defBoost * best
 			}
 		case asked[role] && titleNames(q.pq.names, c):
 			// "tests for ParseIP": the test named for it (TestParseIP,
@@ -264,6 +265,34 @@ func saturate(cands []*candidate) {
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.score, a.score) })
 }
+
+// definitionScale scales the definition boost by how much of the question
+// its names are: a question that is a name ("ParseIP", "sync.Mutex",
+// "func ReadRequest") wants the definition; in a sentence that mentions
+// one among other words ("dial with a fallback between IPv4 and IPv6")
+// the name is one word of the topic, and its definition gains in
+// proportion, fully from defShareFull of the question's weight × idf.
+func (q *preparedQuery) definitionScale() float64 {
+	named, total := 0.0, 0.0
+	for i, t := range q.terms {
+		if t.weight <= 0 || t.idf <= 0 {
+			continue
+		}
+		w := t.weight * t.idf
+		total += w
+		if q.pq.terms[i].name {
+			named += w
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return min(1, named/total/defShareFull)
+}
+
+// defShareFull is the share of the question's weight its names must hold
+// for the whole definition boost.
+const defShareFull = 0.5
 
 // nameStems are the stems of the question's scored words, with their
 // share of its weight × idf: what fileNameShare matches file names with.

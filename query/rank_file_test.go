@@ -411,3 +411,30 @@ func TestStopwordNamingAFile(t *testing.T) {
 		t.Errorf("first hit %v, want syncx/guard.go", got)
 	}
 }
+
+func TestDefinitionScaledByTheNamesShare(t *testing.T) {
+	env := newSearchEnv(t)
+	files := map[string]string{
+		// ip.go defines IPv4 and says IPv4 and IPv6 often; dial.go is
+		// about the rest of the question.
+		"netx/ip.go":   "package netx\n\n// IPv4 returns the IP address (in 16-byte form) of the IPv4 address a.b.c.d; see IPv6.\nfunc IPv4(a, b, c, d byte) IP { return nil }\n\n// IPv6 addresses and IPv4 addresses in IPv6 form.\ntype IP []byte\n",
+		"netx/dial.go": "package netx\n\n// dialParallel races a primary and a fallback network address, the happy eyeballs way:\n// dial the address, then the fallback after a delay.\nfunc dialParallel(address string) {}\n\n// dial a network address between families\nfunc dialSerial(address string) {}\n",
+	}
+	// IPv4 and IPv6 are common words of this code, as in any network
+	// stack.
+	for i := range 8 {
+		files[fmt.Sprintf("netx/use%d.go", i)] = fmt.Sprintf("package netx\n\n// route%d picks IPv4 or IPv6.\nfunc route%d() {}\n", i, i)
+	}
+	env.folder("go", "default", files)
+	res := env.search(env.all, QueryRequest{Question: "dial a network address with a happy eyeballs fallback between IPv4 and IPv6"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "netx/dial.go" {
+		t.Errorf("first hit %v, want netx/dial.go: a name among many words is one word of the topic", got)
+	}
+	// The name alone, or with a word, still gets its definition first.
+	for _, q := range []string{"IPv4", "IPv4 address"} {
+		res = env.search(env.all, QueryRequest{Question: q})
+		if len(res.Hits) == 0 || res.Hits[0].Path != "netx/ip.go" || !strings.Contains(res.Hits[0].Title, "IPv4") {
+			t.Errorf("%q: first hit %+v, want the definition of IPv4", q, res.Hits[:min(1, len(res.Hits))])
+		}
+	}
+}
