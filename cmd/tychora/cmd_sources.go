@@ -20,8 +20,8 @@ import (
 
 func addCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "add",
-		Usage:     "add a file, folder or git repository and index it",
+		Name:  "add",
+		Usage: "add a file, folder or git repository and index it",
 		UsageText: "tychora add [--kind file|folder|repository] [--collection C] [--include GLOB]... [--exclude GLOB]... [--name N] [--wait] [--json] PATH\n" +
 			"   tychora add --selection ID --text-file F [--sha256 H] [--model M] [--source S] [--revision R] [--wait] [--json]",
 		Description: "Registers PATH (made absolute against the current directory; it must lie\n" +
