@@ -283,6 +283,21 @@ func TestTextSeenInImages(t *testing.T) {
 			t.Fatalf("coverage of the image: %v", c)
 		}
 	}
+	rels, _ := v.tool(stdio, "discover", map[string]any{"request": map[string]any{"subject": "relations"}})
+	describes := 0.0
+	for _, it := range items(rels, "items") {
+		if it["type"] == "describes" {
+			describes, _ = it["count"].(float64)
+		}
+	}
+	if describes != 1 {
+		t.Fatalf("discover relations: %v", rels)
+	}
+	schema, err := stdio.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tychora://schemas/SourceInput"})
+	if err != nil || len(schema.Contents) != 1 || !strings.Contains(schema.Contents[0].Text, `"selection_id"`) ||
+		!strings.Contains(schema.Contents[0].Text, "leaves with the image") {
+		t.Fatalf("the SourceInput schema does not describe the selection form: %v %+v", err, schema)
+	}
 	if st, body := v.v1(http.MethodGet, "/v1/evidence/"+evidenceID, "", ""); st != http.StatusOK || toMap(body["evidence"])["kind"] != "vision" {
 		t.Fatalf("evidence %s: %d %v", evidenceID, st, body)
 	}

@@ -23,9 +23,7 @@ var selectionFormDescription = fmt.Sprintf(`The source to add (action add), in o
 // describeSelectionForm documents the selection form's fields of
 // SourceInput.
 func describeSelectionForm(s *jsonschema.Schema) {
-	if s.Description == "" || s.Description == "The source to add (action add)." {
-		s.Description = selectionFormDescription
-	}
+	s.Description = selectionFormDescription
 	describe(s, "Selection form: the id of an image selection, as inspect source_selections listed it.", "selection_id")
 	describe(s, "Selection form: the selection's sha256 as listed (64 lowercase hex digits): the image that was seen.", "sha256")
 	describe(s, fmt.Sprintf("Selection form: what was seen in the image: a transcription, a description, or both (at most %d bytes).", sources.MaxSelectionTextBytes), "text")
