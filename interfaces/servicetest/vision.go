@@ -110,6 +110,12 @@ func testSelectionText(t *testing.T, h Harness) {
 	if vis["evidence_id"] != found.Result.Hits[0].EvidenceID || vis["relation"] != "describes" || vis["model"] != "eye" {
 		t.Fatalf("the selection's vision: %v", vis)
 	}
+	// The image's own evidence keeps no text: what was seen in it is not
+	// the file's content.
+	img, err := r.Evidence(rctx, sel["evidence_id"].(string))
+	if err != nil || img.Evidence.Kind != "image" || img.Evidence.Text != "" {
+		t.Fatalf("the image's evidence: %+v %v", img, err)
+	}
 	ev, err := r.Evidence(rctx, found.Result.Hits[0].EvidenceID)
 	if err != nil || ev.Evidence.Kind != "vision" || !strings.Contains(ev.Evidence.Text, "ptarmigan") {
 		t.Fatalf("the vision evidence: %+v %v", ev, err)
