@@ -12,13 +12,21 @@ import (
 
 // addSelection queues the text seen in an image selection (the selection
 // form of SourceInput). What can be told at once is answered at once and
-// creates no job: a bad form (INVALID_ARGUMENT), a selection the caller
+// creates no job: a bad form (INVALID_ARGUMENT), a collection named
+// outside the grant (PERMISSION_DENIED), a selection the caller
 // cannot see or that is not where the form says (NOT_FOUND), an image
 // that changed since it was listed (CONFLICT). The job checks again when
 // it runs, against the index of that moment.
 func (s *Local) addSelection(ctx context.Context, p workspace.Principal, in sources.SourceInput) (interfaces.JobResult, error) {
 	if err := sources.ValidateSelection(in); err != nil {
 		return interfaces.JobResult{}, err
+	}
+	if in.CollectionID != "" {
+		// Naming a collection outside the grant is PERMISSION_DENIED, as
+		// for the path form.
+		if _, err := p.ResolveCollection(in.CollectionID); err != nil {
+			return interfaces.JobResult{}, err
+		}
 	}
 	own := s.owner
 	sel, err := sources.GetSelection(ctx, own.db.R, in.SelectionID)

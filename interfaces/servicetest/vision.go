@@ -76,6 +76,12 @@ func testSelectionText(t *testing.T, h Harness) {
 	wantCode(t, "no text", err, workspace.CodeInvalidArgument)
 	_, err = submit(interfaces.SourceInput{SelectionID: other["id"].(string), SHA256: other["sha256"].(string), Text: "x"})
 	wantCode(t, "another collection's selection", err, workspace.CodeNotFound)
+	_, err = submit(interfaces.SourceInput{SelectionID: other["id"].(string), SHA256: other["sha256"].(string), Text: "x", CollectionID: "b"})
+	wantCode(t, "a collection outside the grant", err, workspace.CodePermissionDenied)
+	wab, abctx := h.As(t, workspace.GrantWrite, []string{"a", "b"})
+	_, err = wab.AddSources(abctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{
+		SelectionID: id, SHA256: sha, Text: "x", CollectionID: "b"}})
+	wantCode(t, "the selection named in another collection of the grant", err, workspace.CodeNotFound)
 	_, err = submit(interfaces.SourceInput{SelectionID: "sel_does_not_exist", SHA256: sha, Text: "x"})
 	wantCode(t, "an unknown selection", err, workspace.CodeNotFound)
 	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: "x", SourceID: otherSrc})
