@@ -252,7 +252,7 @@ func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, princip
 		id := uuid.NewString()
 		row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at)
 			VALUES(?, ?, 'queued', ?, ?, ?, ?)
-			ON CONFLICT(source_id) WHERE state IN ('queued', 'running') DO NOTHING
+			ON CONFLICT(source_id) WHERE state IN ('queued', 'running') AND selection_id IS NULL DO NOTHING
 			RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()))
 		j, err := scanJob(row)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -278,7 +278,7 @@ func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, princip
 const enqueueAttempts = 3
 
 func (q *Queue) activeFor(ctx context.Context, sourceID string) (Job, error) {
-	row := q.db.W.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE source_id = ? AND state IN ('queued', 'running')`, sourceID)
+	row := q.db.W.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE source_id = ? AND state IN ('queued', 'running') AND selection_id IS NULL`, sourceID)
 	return scanJob(row)
 }
 

@@ -176,8 +176,9 @@ func (in *Inspector) ContentCursor(fl *FileLines, next int) (string, error) {
 // no leaf covers are blank. The document unit's span gives the line
 // count.
 func indexedLines(ctx context.Context, db *sql.DB, sourceID, path string) ([]string, error) {
+	// Text seen in an image (kind vision) is not the file's lines.
 	rows, err := db.QueryContext(ctx, `SELECT level, leaf, start_line, end_line, text FROM evidence
-		WHERE source_id = ? AND path = ? ORDER BY ordinal`, sourceID, path)
+		WHERE source_id = ? AND path = ? AND kind != ? ORDER BY ordinal`, sourceID, path, sources.KindVision)
 	if err != nil {
 		return nil, fmt.Errorf("inspect content: %w", err)
 	}

@@ -255,6 +255,8 @@ var relationDescriptions = map[string]string{
 	"parent": "the unit that contains this one (document → section → chunk)",
 	"child":  "a unit this one contains",
 	"link":   "a document link to another file, resolved to its evidence when indexed",
+	// Text seen in an image (kind vision) describes the image's evidence.
+	sources.RelationDescribes: "text seen in an image (kind vision) describes the image's evidence; its target is the selection id",
 }
 
 // inList renders the caller's visible collections as SQL placeholders and
@@ -341,7 +343,7 @@ func (d *Discoverer) facets(ctx context.Context, p workspace.Principal) ([]any, 
 
 // relations lists the relation types with their counts.
 func (d *Discoverer) relations(ctx context.Context, p workspace.Principal) ([]any, error) {
-	n := map[string]int{"parent": 0, "child": 0, "link": 0}
+	n := map[string]int{"parent": 0, "child": 0, "link": 0, sources.RelationDescribes: 0}
 	if in, args, ok := d.inList(p); ok {
 		var tree int
 		if err := d.DB.R.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM evidence WHERE parent_id IS NOT NULL AND collection_id IN (%s)`, in), args...).Scan(&tree); err != nil {

@@ -136,6 +136,8 @@ type SelectionInfo struct {
 	EndLine    *int    `json:"end_line"`
 	MIME       *string `json:"mime"`
 	SHA256     string  `json:"sha256"`
+	// Vision is the text recorded as seen in the image, null when none.
+	Vision *SelectionVision `json:"vision"`
 }
 
 type inspectCursor struct {
@@ -510,22 +512,4 @@ func (in *Inspector) attachContent(src sources.Source, items []CoverageItem) err
 		c.Stale = &f
 	}
 	return nil
-}
-
-func (in *Inspector) selections(ctx context.Context, srcID string, rev *string, off, limit int) ([]SelectionInfo, error) {
-	rows, err := in.DB.R.QueryContext(ctx, `SELECT id, revision_id, path, selector, asset_id, evidence_id, start_line, end_line, mime, sha256
-		FROM source_selections WHERE source_id = ? ORDER BY path, id LIMIT ? OFFSET ?`, srcID, limit, off)
-	if err != nil {
-		return nil, fmt.Errorf("inspect selections: %w", err)
-	}
-	defer rows.Close()
-	var out []SelectionInfo
-	for rows.Next() {
-		var s SelectionInfo
-		if err := rows.Scan(&s.ID, &s.RevisionID, &s.Path, &s.Selector, &s.AssetID, &s.EvidenceID, &s.StartLine, &s.EndLine, &s.MIME, &s.SHA256); err != nil {
-			return nil, fmt.Errorf("inspect selections: %w", err)
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }

@@ -21,6 +21,9 @@ type syncRunner struct {
 }
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
+	if done, err := r.runSelection(ctx, j, report); done {
+		return err
+	}
 	if r.began != nil {
 		r.began(j.SourceID)
 	}

@@ -28,6 +28,9 @@ func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest
 			return interfaces.JobResult{}, workspace.Errorf(workspace.CodeInvalidArgument, "action add takes source (and no source_id)")
 		}
 		in := *req.Source
+		if in.IsSelection() {
+			return s.addSelection(ctx, p, in)
+		}
 		col, err := p.ResolveCollection(in.CollectionID)
 		if err != nil {
 			return interfaces.JobResult{}, err

@@ -71,8 +71,9 @@ func TestFileTermsMigration(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 0 {
 		t.Fatalf("%d indexed files have no terms", n)
 	}
-	e.rewind(t, `ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
-		`DELETE FROM schema_migrations WHERE version >= 12`)
+	e.rewind(t, append(append([]string(nil), undoVisionMigration...),
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
+		`DELETE FROM schema_migrations WHERE version >= 12`)...)
 	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 2 {
 		t.Fatalf("after the migration %d files have no terms, want 2", n)
 	}

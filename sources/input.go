@@ -30,7 +30,7 @@ func (k Kind) Valid() bool {
 // globs matched against slash-separated paths relative to the source root.
 type SourceInput struct {
 	Kind         Kind     `json:"kind,omitempty"`
-	Path         string   `json:"path"`
+	Path         string   `json:"path,omitempty"`
 	CollectionID string   `json:"collection_id,omitempty"`
 	Include      []string `json:"include,omitempty"`
 	Exclude      []string `json:"exclude,omitempty"`
@@ -38,6 +38,17 @@ type SourceInput struct {
 	// Watch false opts the source out of the owner's watching; absent
 	// keeps what the source had (watched, for a new one).
 	Watch *bool `json:"watch,omitempty"`
+
+	// The selection form (vision.go): the text a caller saw in an image
+	// selection that inspect source_selections listed, instead of a
+	// path. CollectionID may name the selection's collection; Kind,
+	// Path, the globs, Name and Watch stay empty.
+	SelectionID string `json:"selection_id,omitempty"`
+	SourceID    string `json:"source_id,omitempty"`
+	RevisionID  string `json:"revision_id,omitempty"`
+	SHA256      string `json:"sha256,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Model       string `json:"model,omitempty"`
 }
 
 // Limits on a SourceInput.
@@ -63,6 +74,9 @@ type ResolvedSource struct {
 // validateInput checks everything in the input that does not need the file
 // system.
 func validateInput(in SourceInput) error {
+	if in.IsSelection() {
+		return workspace.Errorf(workspace.CodeInvalidArgument, "selection_id, source_id, revision_id, sha256, text and model make the selection form, which takes no path")
+	}
 	if in.Kind != "" && !in.Kind.Valid() {
 		return workspace.Errorf(workspace.CodeInvalidArgument, "kind %q: use file, folder or repository", string(in.Kind))
 	}

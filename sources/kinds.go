@@ -184,6 +184,22 @@ func buildKinds() []KindDef {
 				{Name: "language", Description: "The markup, when one is recognised (restructuredtext, asciidoc, org, latex); absent for plain text."},
 			},
 		},
+		{
+			ID: KindVision,
+			Description: "Text seen in an image: a transcription or description submitted for an image selection through add_sources " +
+				"(no model for vision runs in tychora). One unit per image, in the image's file, related to the image's evidence " +
+				"(relation describes); it leaves when the image changes, is deleted or its source is removed. Its facets are " +
+				"reported by inspect source_selections; filters.facets matches the image file's facets.",
+			Extractor:        visionExtractorName,
+			ExtractorVersion: visionExtractorVersion,
+			Levels:           []string{LevelChunk},
+			Channels:         []string{ChannelText},
+			VerbatimText:     false,
+			Facets: []FacetDef{
+				{Name: "model", Description: "What produced the text, as the submission's optional model label named it; absent when none was named."},
+				{Name: "asset_id", Description: "The image's asset id: the SHA-256 of its bytes, in hex."},
+			},
+		},
 	}
 	for i := range defs {
 		defs[i].Facets = append(defs[i].Facets, roleFacet)

@@ -8,7 +8,7 @@ import (
 
 func TestKindsRegistry(t *testing.T) {
 	kinds := Kinds()
-	want := []string{KindCode, KindData, KindHTML, KindImage, KindMarkdown, KindText}
+	want := []string{KindCode, KindData, KindHTML, KindImage, KindMarkdown, KindText, KindVision}
 	if len(kinds) != len(want) {
 		t.Fatalf("got %d kinds, want %d", len(kinds), len(want))
 	}
@@ -16,7 +16,9 @@ func TestKindsRegistry(t *testing.T) {
 		if k.ID != want[i] {
 			t.Errorf("kind %d = %q, want %q", i, k.ID, want[i])
 		}
-		if k.Description == "" || len(k.Extensions) == 0 || len(k.Facets) == 0 || len(k.Levels) == 0 || len(k.Channels) == 0 {
+		// Vision evidence comes from submissions, not from files of its own.
+		noFiles := k.ID == KindVision
+		if k.Description == "" || (len(k.Extensions) == 0) != noFiles || len(k.Facets) == 0 || len(k.Levels) == 0 || len(k.Channels) == 0 {
 			t.Errorf("kind %q is incomplete: %+v", k.ID, k)
 		}
 		for _, f := range k.Facets {

@@ -165,7 +165,7 @@ func TestContentlessMigration(t *testing.T) {
 	src := e.add(SourceInput{Path: "notes"})
 	e.sync(src.ID)
 	// Put the index back as 0002 and 0004 made it, and forget 0006.
-	for _, q := range []string{
+	for _, q := range append(append([]string(nil), undoVisionMigration...),
 		`DROP TRIGGER evidence_fts_delete`, `DROP TRIGGER evidence_fts_update`,
 		`DROP TABLE evidence_vocab`, `DROP TABLE evidence_fts`,
 		`CREATE VIRTUAL TABLE evidence_fts USING fts5(title, heading_path, path, text, code_terms,
@@ -183,7 +183,7 @@ func TestContentlessMigration(t *testing.T) {
 		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 6`,
-	} {
+	) {
 		if _, err := e.db.W.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -277,14 +277,14 @@ func TestRolesMigration(t *testing.T) {
 	e.write("proj/logo.png", string(tinyPNG))
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
-	e.rewind(t,
+	e.rewind(t, append(append([]string(nil), undoVisionMigration...),
 		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
 		`ALTER TABLE files DROP COLUMN role`,
 		`ALTER TABLE jobs DROP COLUMN deleted`, // and the later ones
 		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 9`,
-	)
+	)...)
 	if n := e.count(`SELECT count(*) FROM files WHERE role IS NULL`); n != 4 {
 		t.Fatalf("after the migration %d files have no role, want 4", n)
 	}

@@ -679,7 +679,10 @@ func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, 
 		}
 	}
 	if r.status == statusAsset {
-		selID := "sel_" + hex.EncodeToString(sha256Of(src.ID + "\x00" + r.rel + "\x00" + r.sha)[:12])
+		// The id names the place (the source and the path), the hash the
+		// content: a submission for an image that changed since it was
+		// listed finds its selection with another hash (CONFLICT).
+		selID := SelectionID(src.ID, r.rel)
 		evID := ""
 		if len(r.units) > 0 {
 			evID = r.units[0].id
@@ -696,6 +699,12 @@ func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, 
 		return fmt.Errorf("upsert file: %w", err)
 	}
 	return nil
+}
+
+// SelectionID is the id of the image selection of the file at rel in
+// source sourceID.
+func SelectionID(sourceID, rel string) string {
+	return "sel_" + hex.EncodeToString(sha256Of(sourceID + "\x00" + rel + "\x00" + SelectorAsset)[:12])
 }
 
 func sha256Of(s string) []byte {

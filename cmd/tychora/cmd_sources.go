@@ -20,9 +20,10 @@ import (
 
 func addCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "add",
-		Usage:     "add a file, folder or git repository and index it",
-		UsageText: "tychora add [--kind file|folder|repository] [--collection C] [--include GLOB]... [--exclude GLOB]... [--name N] [--wait] [--json] PATH",
+		Name:  "add",
+		Usage: "add a file, folder or git repository and index it",
+		UsageText: "tychora add [--kind file|folder|repository] [--collection C] [--include GLOB]... [--exclude GLOB]... [--name N] [--wait] [--json] PATH\n" +
+			"   tychora add --selection ID --text-file F [--sha256 H] [--model M] [--source S] [--revision R] [--wait] [--json]",
 		Description: "Registers PATH (made absolute against the current directory; it must lie\n" +
 			"inside an ingest root) and queues a durable job that indexes it. With a running\n" +
 			"owner the job runs there: --wait follows it to the end. Without one, tychora\n" +
@@ -33,8 +34,9 @@ func addCommand(e *env) *cli.Command {
 			"owner, or runs it in this process when no owner comes back.\n\n" +
 			"Exits 1 when the job it followed ends failed or cancelled (the job is printed\n" +
 			"all the same). Ctrl-C stops following: a job in the running owner goes on\n" +
-			"there; one run by this command goes back to the queue for the next owner.",
-		Flags: []cli.Flag{
+			"there; one run by this command goes back to the queue for the next owner.\n\n" +
+			selectionHelp,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "kind", Usage: "file, folder or repository (detected when absent)"},
 			&cli.StringFlag{Name: "collection", Usage: "the collection (default: default)"},
 			&cli.StringSliceFlag{Name: "include", Usage: "index only files matching this glob (repeatable)"},
@@ -42,8 +44,11 @@ func addCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "a display name"},
 			&cli.BoolFlag{Name: "wait", Usage: "follow the job until it ends (progress on stderr); exit 1 if it fails or is cancelled"},
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1 body ({\"job\":...})"},
-		},
+		}, selectionFlags...),
 		Action: func(c *cli.Context) error {
+			if c.IsSet("selection") || c.IsSet("text-file") {
+				return addSelection(c, e)
+			}
 			path, err := oneArg(c, "PATH")
 			if err != nil {
 				return err

@@ -76,9 +76,10 @@ func TestGuideCommands(t *testing.T) {
 	for dir, files := range map[string]map[string]string{
 		home: {},
 		proj: {
-			"README.md":   "# Demo\n\nThe configuration is read from config.toml at start.\n",
-			"main.go":     "package main\n\n// parseRequest parses a request line.\nfunc parseRequest(line string) string { return line }\n\nfunc main() {}\n",
-			"config.toml": "name = \"demo\"\n",
+			"README.md":      "# Demo\n\nThe configuration is read from config.toml at start.\n",
+			"main.go":        "package main\n\n// parseRequest parses a request line.\nfunc parseRequest(line string) string { return line }\n\nfunc main() {}\n",
+			"config.toml":    "name = \"demo\"\n",
+			"screenshot.png": string(visionPNG),
 		},
 	} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -140,6 +141,10 @@ func TestGuideCommands(t *testing.T) {
 		vars := append([]string(nil), env...)
 		if strings.Contains(l.text, "$SOURCE_ID") {
 			vars = append(vars, "SOURCE_ID="+idOf([]string{"sources", "--json"}, "items", ""))
+		}
+		if strings.Contains(l.text, "$SELECTION_ID") {
+			vars = append(vars, "SELECTION_ID="+selectionOf(t, command(binary, "inspect", "--json", "source_selections",
+				idOf([]string{"sources", "--json"}, "items", ""))))
 		}
 		if strings.Contains(l.text, "$TOKEN_ID") {
 			vars = append(vars, "TOKEN_ID="+idOf([]string{"token", "list", "--json"}, "tokens", "second-agent"))
@@ -246,4 +251,22 @@ func startGuideOwner(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
 		t.Fatal("tychora serve did not start")
 	}
 	return cmd
+}
+
+// selectionOf is the id of the first selection that cmd (an inspect
+// source_selections --json) lists.
+func selectionOf(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	r := runCmd(t, cmd)
+	var body struct {
+		Result struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		} `json:"result"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &body) != nil || len(body.Result.Items) == 0 {
+		t.Fatalf("inspect source_selections: %+v", r)
+	}
+	return body.Result.Items[0].ID
 }

@@ -29,7 +29,7 @@ func TestREADMECommandTable(t *testing.T) {
 		table = table[:end]
 	}
 	span := regexp.MustCompile("`([^`]+)`")
-	flagRE := regexp.MustCompile(`--[a-z][a-z-]*`)
+	flagRE := regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 	subRE := regexp.MustCompile(`^[a-z]+(\\\|[a-z]+)*$`) // list, or get\|cancel\|retry
 	// documented maps "cmd" or "cmd sub" to the flags its spans name.
 	documented := map[string][]string{}

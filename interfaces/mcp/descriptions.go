@@ -29,6 +29,7 @@ Example: {"request":{"subject":"coverage","source_id":"..."}}. Answer: {"result"
 const addSourcesDescription = `Add a file, folder or git repository to the index, or re-sync a source already added. Needs the write grant.
 Add: {"action":"add","source":{"path":"docs"}}. path must lie inside the workspace's ingest roots (a relative path resolves against the first root; outside the roots is OUT_OF_ROOTS); kind (file, folder, repository) is detected when absent; include and exclude take globs; collection_id defaults to "default".
 Sync: {"action":"sync","source_id":"..."}: unchanged files are not re-read, deleted ones leave the index.
+Text seen in an image: after reading the image (tychora://assets/{asset_id}), {"action":"add","source":{"selection_id":"...","sha256":"...","text":"what the image shows or says","model":"optional label"}} with the id and sha256 that inspect source_selections listed makes the image searchable by that text (again for the same selection replaces it); CONFLICT means the image changed since it was listed.
 The work runs as a durable background job: the answer comes at once as {"job":{"id","state":"queued",...}}. Follow it with manage_job {"action":"get","job_id":...} until state is succeeded, failed or cancelled.`
 
 const manageJobDescription = `List, get, cancel or retry source jobs (the adds and syncs of add_sources).

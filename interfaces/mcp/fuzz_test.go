@@ -27,6 +27,8 @@ var fuzzSeeds = []string{
 	`{"request":{"subject":"revisions","source_id":"s","include_content":true}}`,
 	`{"action":"add","source":{"path":"/","kind":"folder","include":["*.md"]}}`,
 	`{"action":"sync","source_id":"src_1"}`,
+	`{"action":"add","source":{"selection_id":"sel_1","sha256":"0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f","text":"seen\r\nhere","model":"m"}}`,
+	`{"action":"add","source":{"selection_id":"sel_1","path":"docs","text":"\u0000"}}`,
 	`{"action":"list","state":"running","limit":100}`,
 	`{"action":"cancel","job_id":"j"}`,
 	`{}`, `null`, `[]`, `"x"`, `1e999`, `{"request":null}`, `{"request":{"question":"\u0000\ud800"}}`,

@@ -415,4 +415,5 @@ func describeSourceInput(s *jsonschema.Schema) {
 	describe(s, "Globs of files to include, relative to the source.", "include")
 	describe(s, "Globs of files to exclude, relative to the source.", "exclude")
 	describe(s, "A display name.", "name")
+	describeSelectionForm(s)
 }

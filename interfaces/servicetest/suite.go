@@ -41,6 +41,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Search", func(t *testing.T) { testSearch(t, h) })
 	t.Run("BudgetPaging", func(t *testing.T) { testBudgetPaging(t, h) })
 	t.Run("RemoveSource", func(t *testing.T) { testRemoveSource(t, h) })
+	t.Run("SelectionText", func(t *testing.T) { testSelectionText(t, h) })
 }
 
 func wantCode(t *testing.T, what string, err error, code workspace.Code) {
