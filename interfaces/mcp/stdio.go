@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,6 +94,10 @@ type stdioConn struct {
 	// inFlight holds the ids of the requests handed to the SDK and not
 	// answered yet, each with its batch (nil for a request alone).
 	inFlight map[jsonrpc.ID]*rpcBatch
+	// answered is signalled (without blocking) whenever an answer frees
+	// an id: Read waits on it to drain the requests in flight at the end
+	// of the input.
+	answered chan struct{}
 	// batchless is set once an initialize asked for a protocol version
 	// without JSON-RPC batches: batches are refused from then on. (Only
 	// the first handshake counts in the SDK; refusing after any such one
@@ -116,7 +121,7 @@ type stdioLine struct {
 }
 
 func newStdioConn(in io.ReadCloser, out *lockedWriter, limit int) *stdioConn {
-	c := &stdioConn{in: in, out: out, lines: make(chan stdioLine), closed: make(chan struct{}), limit: limit, inFlight: map[jsonrpc.ID]*rpcBatch{}}
+	c := &stdioConn{in: in, out: out, lines: make(chan stdioLine), closed: make(chan struct{}), limit: limit, inFlight: map[jsonrpc.ID]*rpcBatch{}, answered: make(chan struct{}, 1)}
 	go c.readLines(in)
 	return c
 }
@@ -176,6 +181,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case l = <-c.lines:
 		}
 		if l.err != nil {
+			if errors.Is(l.err, io.EOF) {
+				c.drain(ctx)
+			}
 			return nil, l.err
 		}
 		msgs, code, msg := c.take(l)
@@ -261,6 +269,9 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		// the answer may reuse it at once.
 		b, inFlight := c.inFlight[resp.ID]
 		delete(c.inFlight, resp.ID)
+		if inFlight {
+			defer c.signalAnswered()
+		}
 		if inFlight && b != nil {
 			b.responses[b.index[resp.ID]] = resp
 			if b.left--; b.left > 0 {
@@ -293,6 +304,45 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding a JSON-RPC batch: %w", err)
 	}
 	return c.writeLine(append(data, '\n'))
+}
+
+// drainLimit bounds how long the end of the input waits for the answers
+// to the requests in flight: each is bounded by its own deadline, so this
+// only guards against an answer that never comes.
+const drainLimit = 30 * time.Second
+
+// drain waits, at the end of the input, until every request handed to
+// the SDK is answered (or ctx ends, or drainLimit passes): a client that
+// writes its requests and closes its end of the pipe (`printf … | tychora
+// serve --stdio`) still gets every answer before the session ends.
+func (c *stdioConn) drain(ctx context.Context) {
+	t := time.NewTimer(drainLimit)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		n := len(c.inFlight)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// signalAnswered wakes drain, if it waits.
+func (c *stdioConn) signalAnswered() {
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
 }
 
 // writeLine writes one frame; after Close it writes nothing.

@@ -439,3 +439,39 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A client that writes its requests and closes its end of the pipe at once
+// (printf … | tychora serve --stdio) gets every answer before ServeStdio
+// returns: the end of the input waits for the requests in flight.
+func TestStdioAnswersWhatCameBeforeEOF(t *testing.T) {
+	own := startOwner(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"discover","arguments":{"request":{"subject":"kinds"}}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"anything"}}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := mcpapi.ServeStdio(testCtx(t), own.Service(), readerP, strings.NewReader(in), &out, mcpapi.Options{}); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	answered := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("frame %q: %v", line, err)
+		}
+		if m.Result != nil {
+			answered[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{"1", "2", "3", "4"} {
+		if !answered[id] {
+			t.Errorf("request %s has no answer; output:\n%s", id, out.String())
+		}
+	}
+}
