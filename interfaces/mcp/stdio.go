@@ -264,6 +264,8 @@ func (c *stdioConn) take(l stdioLine) (msgs []jsonrpc.Message, code int, msg str
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	var out []jsonrpc.Message
 	if resp, ok := msg.(*jsonrpc.Response); ok {
+		resp = withErrorCode(resp)
+		msg = resp
 		c.mu.Lock()
 		// The id is free once its answer is written: a client that has
 		// the answer may reuse it at once.
@@ -304,6 +306,20 @@ func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding a JSON-RPC batch: %w", err)
 	}
 	return c.writeLine(append(data, '\n'))
+}
+
+// withErrorCode gives an error answer that carries no JSON-RPC code (the
+// SDK answers a call before initialize with a plain error, which would
+// travel as code 0, no code JSON-RPC knows) the code -32600: such an
+// error is the SDK's refusal of the request as the session stands.
+func withErrorCode(resp *jsonrpc.Response) *jsonrpc.Response {
+	var we *jsonrpc.Error
+	if resp.Error == nil || errors.As(resp.Error, &we) {
+		return resp
+	}
+	r := *resp
+	r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: workspace.Clip(resp.Error.Error(), maxMessage)}
+	return &r
 }
 
 // drainLimit bounds how long the end of the input waits for the answers

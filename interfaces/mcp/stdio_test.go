@@ -475,3 +475,47 @@ func TestStdioAnswersWhatCameBeforeEOF(t *testing.T) {
 		}
 	}
 }
+
+// A call before initialize is refused with a JSON-RPC code (-32600), not
+// the code 0 of a plain error, and the session goes on.
+func TestStdioCallBeforeInitialize(t *testing.T) {
+	own := startOwner(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"discover","arguments":{"request":{"subject":"kinds"}}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"discover","arguments":{"request":{"subject":"kinds"}}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := mcpapi.ServeStdio(testCtx(t), own.Service(), readerP, strings.NewReader(in), &out, mcpapi.Options{}); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	got := map[string]struct {
+		Result json.RawMessage
+		Code   *int
+	}{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code *int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("frame %q: %v", line, err)
+		}
+		e := got[string(m.ID)]
+		e.Result = m.Result
+		if m.Error != nil {
+			e.Code = m.Error.Code
+		}
+		got[string(m.ID)] = e
+	}
+	if e := got["1"]; e.Code == nil || *e.Code != -32600 {
+		t.Errorf("call before initialize: %+v, want error -32600; output:\n%s", e, out.String())
+	}
+	if got["2"].Result == nil || got["3"].Result == nil {
+		t.Errorf("initialize and the call after it: %+v; output:\n%s", got, out.String())
+	}
+}
