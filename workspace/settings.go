@@ -498,8 +498,13 @@ func jsonType(t reflect.Type) string {
 // left out when it is the built-in list, so that the workspace follows the
 // built-in list of later versions.
 func SaveSettings(l Layout, s Settings) error {
-	if slices.Equal(s.DefaultExcludes, builtinExcludes) {
+	switch {
+	case slices.Equal(s.DefaultExcludes, builtinExcludes):
 		s.DefaultExcludes = nil
+	case s.DefaultExcludes != nil && len(s.DefaultExcludes) == 0:
+		// [] (nothing but .git) must not travel as an absent key, which
+		// means the built-in list.
+		s.DefaultExcludes = []string{GitDir}
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {

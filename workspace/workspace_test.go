@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -561,5 +562,27 @@ func TestTapeRedactSetting(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "unclosed-secret") {
 			t.Errorf("%s: the refusal quotes the pattern: %v", c.body, err)
 		}
+	}
+}
+
+// An empty default_excludes (nothing left out but .git) stays empty
+// through a save: an absent key would mean the built-in list.
+func TestSaveSettingsKeepsEmptyExcludes(t *testing.T) {
+	dir := t.TempDir()
+	l := NewLayout(dir)
+	if err := l.EnsureDirs(); err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSettings(dir)
+	s.DefaultExcludes = []string{}
+	if err := SaveSettings(l, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadSettings(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.DefaultExcludes, []string{GitDir}) {
+		t.Errorf("default_excludes after saving []: %q, want only %q", back.DefaultExcludes, GitDir)
 	}
 }
