@@ -450,8 +450,11 @@ func TestHostileRequests(t *testing.T) {
 	}
 
 	t.Logf("%d hostile requests answered, by status %v; slowest %v (%s)", len(cases), statuses, slowest.Round(time.Millisecond), slowName)
-	if slowest > 5*time.Second {
-		t.Errorf("a hostile request took %v to answer (%s): the bound is 5s", slowest, slowName)
+	// A guard against a request that hangs or runs away, not a speed
+	// check (bench/ measures speed): a 1 MiB question under -race on a
+	// busy two-core machine takes seconds.
+	if slowest > 20*time.Second {
+		t.Errorf("a hostile request took %v to answer (%s): the bound is 20s", slowest, slowName)
 	}
 
 	// A reader sees its own runs only: the owner's run is neither listed
