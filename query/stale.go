@@ -102,18 +102,6 @@ func (h *Hit) SetStale(reason string) {
 	h.StaleReason = staleReason(reason)
 }
 
-// RefreshStale sets each hit's Stale flag from the files on disk now, so
-// that a cached ranking never serves changed or deleted content as
-// current. It is FileStates then MarkStale.
-func RefreshStale(ctx context.Context, db *workspace.DB, hits []Hit) error {
-	states, err := FileStates(ctx, db, hits)
-	if err != nil {
-		return err
-	}
-	MarkStale(hits, states)
-	return nil
-}
-
 // FileStates returns, for each hit, what the index records about its file
 // now; nil when the file or its source is no longer indexed. The records
 // change only when a revision is applied, so a caller may keep them as

@@ -332,8 +332,6 @@ func printInspect(c *cli.Context, e *env, subject string, res interfaces.Inspect
 	return nil
 }
 
-func mustJSON(v any) string { return jsonString(v) }
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
