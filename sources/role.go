@@ -66,7 +66,8 @@ func ValidRole(s string) bool {
 //     whose lines average more than minifiedLineBytes
 //  5. test: the language's test file names (foo_test.go, test_foo.py,
 //     conftest.py, foo.spec.ts, FooTest.java, foo_spec.rb, ...) or a test
-//     folder (test, tests, __tests__, spec, benches, Foo.Tests, ...); a Go
+//     folder (test, tests, __tests__, spec, benches, bench, benchmarks,
+//     Foo.Tests, ...: benchmarks exercise the code as tests do); a Go
 //     example file (example_test.go, or a _test.go file whose head has
 //     examples and no tests) is an example
 //  6. example: a folder examples, example, samples, demo, ...; *.stories.*
@@ -128,7 +129,7 @@ var testdataDirs = map[string]bool{
 // are Ruby's and JavaScript's; a Go package of that name is code.
 var testDirNames = map[string]bool{
 	"test": true, "tests": true, "__tests__": true, "__mocks__": true, "spec": true, "specs": true,
-	"benches": true, "e2e": true, "androidtest": true, "integrationtest": true, "integration_tests": true,
+	"benches": true, "bench": true, "benchmark": true, "benchmarks": true, "e2e": true, "androidtest": true, "integrationtest": true, "integration_tests": true,
 	"integration-tests": true, "unit_tests": true, "unittests": true,
 }
 

@@ -354,3 +354,29 @@ func BenchmarkDetectRole(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(files)), "ns/file")
 }
+
+// A rule change reaches files indexed before it: migration 0014 makes the
+// next sync detect the role of files under bench folders again.
+func TestBenchRolesMigration(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/a.go", "package a\n")
+	e.write("proj/bench/load/main.go", "package main\n\nfunc main() {}\n")
+	src := e.add(SourceInput{Path: "proj"})
+	e.sync(src.ID)
+	// As an index of the rules before: the benchmark was source.
+	e.rewind(t, `UPDATE files SET role = 'source'`, `UPDATE evidence SET role = 'source'`,
+		`DELETE FROM schema_migrations WHERE version >= 14`)
+	if n := e.count(`SELECT count(*) FROM files WHERE role IS NULL`); n != 1 {
+		t.Fatalf("after the migration %d files have no role, want 1 (the benchmark)", n)
+	}
+	e.sync(src.ID)
+	if n := e.ix.ExtractCalls(); n != 1 {
+		t.Errorf("the sync after the migration extracted %d files, want 1", n)
+	}
+	if n := e.count(`SELECT count(*) FROM evidence WHERE path = 'bench/load/main.go' AND role = 'test'`); n == 0 {
+		t.Error("the benchmark's units are not tests after the sync")
+	}
+	if n := e.count(`SELECT count(*) FROM files WHERE path = 'a.go' AND role = 'source'`); n != 1 {
+		t.Error("a.go lost its role")
+	}
+}

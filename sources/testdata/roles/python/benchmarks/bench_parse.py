@@ -1,0 +1,4 @@
+from pkg import parse
+
+def time_parse():
+    parse("x")
