@@ -23,7 +23,7 @@ func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (in
 		Items      []json.RawMessage `json:"items"`
 		NextCursor *string           `json:"next_cursor"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/v1/discover", args, &raw); err != nil {
+	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolDiscover], args, &raw); err != nil {
 		return interfaces.DiscoverResult{}, err
 	}
 	out := interfaces.DiscoverResult{Subject: raw.Subject, Items: make([]any, len(raw.Items)), NextCursor: raw.NextCursor}
@@ -38,7 +38,7 @@ func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (in
 // counted: encoding/json is deterministic for these types.
 func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
 	var res query.QueryResult
-	if err := c.do(ctx, http.MethodPost, "/v1/search", args, &res); err != nil {
+	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolSearch], args, &res); err != nil {
 		return interfaces.SearchOutput{}, err
 	}
 	rendered := res.Rendered
@@ -55,7 +55,7 @@ func (c *Client) Inspect(ctx context.Context, args interfaces.InspectArgs) (inte
 	var raw struct {
 		Result json.RawMessage `json:"result"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/v1/inspect", args, &raw); err != nil {
+	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolInspect], args, &raw); err != nil {
 		return interfaces.InspectResult{}, err
 	}
 	return interfaces.InspectResult{Result: raw.Result}, nil
@@ -64,14 +64,14 @@ func (c *Client) Inspect(ctx context.Context, args interfaces.InspectArgs) (inte
 // AddSources calls POST /v1/add_sources.
 func (c *Client) AddSources(ctx context.Context, req interfaces.AddSourcesRequest) (interfaces.JobResult, error) {
 	var out interfaces.JobResult
-	err := c.do(ctx, http.MethodPost, "/v1/add_sources", req, &out)
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolAddSources], req, &out)
 	return out, err
 }
 
 // ManageJob calls POST /v1/manage_job.
 func (c *Client) ManageJob(ctx context.Context, req interfaces.ManageJobRequest) (interfaces.ManageJobResult, error) {
 	var out interfaces.ManageJobResult
-	err := c.do(ctx, http.MethodPost, "/v1/manage_job", req, &out)
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolManageJob], req, &out)
 	return out, err
 }
 
@@ -118,7 +118,7 @@ func (c *Client) Asset(ctx context.Context, id string) (interfaces.Asset, error)
 		return interfaces.Asset{}, workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner sent an unreadable answer")
 	}
 	if len(b) > interfaces.MaxAssetBytes {
-		return interfaces.Asset{}, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "asset is larger than %d bytes", interfaces.MaxAssetBytes)
+		return interfaces.Asset{}, interfaces.ErrAssetTooLarge
 	}
 	return interfaces.Asset{ID: id, MIME: resp.Header.Get("Content-Type"), Bytes: b}, nil
 }

@@ -56,13 +56,13 @@ func writeError(w http.ResponseWriter, err error) {
 		// Allow: none).
 		w.Header().Set("Allow", mna.allow)
 	}
-	var mte *mediaTypeError
+	var mte *interfaces.MediaTypeError
 	if errors.As(err, &mte) {
 		// 415, the HTTP norm, with the code of every malformed request.
 		status = http.StatusUnsupportedMediaType
 		body.Error.Code = workspace.CodeInvalidArgument
-		body.Error.Message = mte.msg
-		if mte.encoding {
+		body.Error.Message = mte.Message
+		if mte.Encoding {
 			w.Header().Set("Accept-Encoding", "identity")
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/query"
@@ -69,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{authority: ln.Addr().String(), svc: &recording{}, logs: &records{}}
 	f.base = "http://" + f.authority
-	doc, err := httpapi.OpenAPI("test", f.base, map[string]*jsonschema.Schema{})
+	doc, err := httpapi.OpenAPI("test", f.base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/query"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
@@ -250,7 +249,7 @@ func TestSchemaBoundsMatchService(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		s := mcpapi.InputSchema(c.tool)
+		s := interfaces.InputSchema(c.tool)
 		for _, p := range c.path {
 			s = s.Properties[p]
 		}
@@ -285,10 +284,10 @@ func TestInputIntegersBounded(t *testing.T) {
 		walk(where+"[]", s.Items)
 		walk(where+".*", s.AdditionalProperties)
 	}
-	for _, tool := range mcpapi.ToolNames() {
-		walk(tool, mcpapi.InputSchema(tool))
+	for _, tool := range interfaces.ToolNames() {
+		walk(tool, interfaces.InputSchema(tool))
 	}
-	walk("CreateTokenRequest", mcpapi.Schemas()["CreateTokenRequest"])
+	walk("CreateTokenRequest", interfaces.Schemas()["CreateTokenRequest"])
 }
 
 // wantLimits checks a search answer's echoed limit and budget.

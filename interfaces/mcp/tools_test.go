@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tychora/tychora/interfaces"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/workspace"
 )
@@ -70,7 +71,7 @@ func TestToolsList(t *testing.T) {
 			t.Errorf("%s: output schema root type %v, want object", name, out["type"])
 		}
 		// The advertised schema is InputSchema's.
-		want, _ := json.Marshal(mcpapi.InputSchema(name))
+		want, _ := json.Marshal(interfaces.InputSchema(name))
 		got, _ := json.Marshal(tool.InputSchema)
 		var w, g any
 		_ = json.Unmarshal(want, &w)
