@@ -76,6 +76,8 @@ func (c *checker) checkObject(s *jsonschema.Schema, obj map[string]any, path []s
 		e := &ArgumentError{Problem: ProblemUnknownField, Names: unknown, Allowed: fieldsOf(s)}
 		if at, ok := declaredElsewhere(c.root, unknown[0], strings.Join(path, ".")); ok {
 			e.Belongs = &at
+		} else {
+			e.Suggest = closest(unknown[0], e.Allowed)
 		}
 		return c.fail(path, e)
 	}
@@ -209,3 +211,45 @@ func itemPath(path []string) []string {
 
 // fieldPath spells a place: request.filters.roles[], facets.*.
 func fieldPath(path []string) string { return strings.Join(path, ".") }
+
+// closest returns the name of names nearest to k in spelling, when it is
+// near enough to be a slip (at most two edits, or one a prefix of the
+// other): "collection" for "collections".
+func closest(k string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		d := editDistance(strings.ToLower(k), n)
+		if len(k) >= 3 && (strings.HasPrefix(n, k) || strings.HasPrefix(k, n)) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes (field
+// names are short; a long one costs at most its length times theirs).
+func editDistance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -70,6 +70,9 @@ type ArgumentError struct {
 	// place, is the path of the object that declares it ("" is the top
 	// level); nil when the field is declared nowhere else.
 	Belongs *string
+	// Suggest, for an unknown field declared nowhere else, is an allowed
+	// field of a close spelling ("" when none is close).
+	Suggest string
 	// Want and Got are JSON Schema types (ProblemType).
 	Want, Got string
 	// Min and Max bound a number (ProblemRange).
@@ -156,8 +159,11 @@ func (e *ArgumentError) unknown() string {
 	}
 	b.WriteString(plural(len(e.Names), "unknown field ", "unknown fields "))
 	b.WriteString(quoteFields(names))
-	if e.Belongs != nil && len(e.Names) > 0 {
+	switch {
+	case e.Belongs != nil && len(e.Names) > 0:
 		fmt.Fprintf(&b, ": %s belongs %s, as in %s", quoteField(e.Names[0]), place(*e.Belongs), nested(*e.Belongs, e.Names[0]))
+	case e.Suggest != "":
+		fmt.Fprintf(&b, " (did you mean %s?)", quoteField(e.Suggest))
 	}
 	if len(e.Allowed) > 0 {
 		here := "here"
