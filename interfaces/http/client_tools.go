@@ -33,20 +33,18 @@ func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (in
 	return out, nil
 }
 
-// Search calls POST /v1/search. The structured bytes are the result
-// re-encoded, "rendered" included, which is byte for byte what the owner
-// counted: encoding/json is deterministic for these types.
+// Search calls POST /v1/search. The structured bytes are the body as the
+// owner sent it, "rendered" included: the bytes its budget counted.
 func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	var res query.QueryResult
-	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolSearch], args, &res); err != nil {
+	var raw json.RawMessage
+	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolSearch], args, &raw); err != nil {
 		return interfaces.SearchOutput{}, err
 	}
-	rendered := res.Rendered
-	b, err := json.Marshal(res)
-	if err != nil {
-		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+	var res query.QueryResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner sent an unreadable answer")
 	}
-	return interfaces.SearchOutput{Result: res, Structured: b, Rendered: rendered}, nil
+	return interfaces.SearchOutput{Result: res, Structured: raw, Rendered: res.Rendered}, nil
 }
 
 // Inspect calls POST /v1/inspect. The result is kept as the bytes the

@@ -20,6 +20,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		writeError(w, workspace.Wrap(workspace.CodeInternal, err, "internal error"))
 		return
 	}
+	writeRaw(w, status, b)
+}
+
+// writeRaw writes b, one encoded JSON value, as the body, with a newline
+// after it as every answer has.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -34,8 +34,13 @@ func (s *recording) Search(_ context.Context, a interfaces.SearchArgs) (interfac
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.search = append(s.search, a)
-	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}}, nil
+	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(searchBytes)}, nil
 }
+
+// searchBytes are the structured bytes the recording Service answers a
+// search with: not json.Marshal of its result, so that an edge that
+// encoded the result again would send other bytes.
+const searchBytes = `{"run_id":"run_1", "hits":[],"rendered":"as \u003cthe\u003e service made it"}`
 
 func (s *recording) CreateToken(_ context.Context, r interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
 	s.mu.Lock()
@@ -274,6 +279,17 @@ func TestBodyLoneSurrogate(t *testing.T) {
 	}
 	if q := f.svc.lastSearch().Request.Question; q != "😀 \\ud800" {
 		t.Errorf("question decoded as %q", q)
+	}
+}
+
+// TestSearchSendsServiceBytes: /v1/search answers with the structured
+// bytes of the Service's SearchOutput as they are, which the budget
+// counted, never the result encoded again.
+func TestSearchSendsServiceBytes(t *testing.T) {
+	f := newFixture(t)
+	st, _, b := f.do(t, "POST", "/v1/search", "secret", nil, `{"request":{"question":"q"}}`)
+	if st != http.StatusOK || string(b) != searchBytes+"\n" {
+		t.Fatalf("%d %q, want %q", st, b, searchBytes+"\n")
 	}
 }
 

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -55,8 +57,9 @@ func postJSON[In, Out any](h *handlers, tool string, fn func(ctx context.Context
 	}
 }
 
-// search answers with the structured result and, when a render was asked
-// for, the rendered text in "rendered".
+// search answers with the structured bytes the Service made, as they
+// are: the budget counted exactly them, and with a render they hold the
+// rendered text in "rendered".
 func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 	var args interfaces.SearchArgs
 	if err := h.decodeBody(r, interfaces.ToolSearch, &args); err != nil {
@@ -68,9 +71,11 @@ func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res := out.Result
-	res.Rendered = out.Rendered
-	writeJSON(w, http.StatusOK, res)
+	if !json.Valid(out.Structured) {
+		h.fail(w, r, workspace.Wrap(workspace.CodeInternal, fmt.Errorf("search returned %d structured bytes that are not JSON", len(out.Structured)), "internal error"))
+		return
+	}
+	writeRaw(w, http.StatusOK, out.Structured)
 }
 
 func (h *handlers) getJob(w http.ResponseWriter, r *http.Request) {
