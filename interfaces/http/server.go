@@ -55,7 +55,7 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
 	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes, bodyTimeout: o.BodyTimeout}
-	h := &handlers{svc: svc, log: o.Logger}
+	h := &handlers{svc: svc, tokens: svc, log: o.Logger}
 
 	r := chi.NewRouter()
 	// HEAD is answered as GET without the body, on every GET route.
@@ -95,8 +95,9 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 }
 
 type handlers struct {
-	svc interfaces.Service
-	log *slog.Logger
+	svc    interfaces.Service
+	tokens interfaces.TokenAdmin
+	log    *slog.Logger
 }
 
 // fail writes err and logs internal failures (never their detail to the
@@ -141,7 +142,7 @@ func (h *handlers) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) listTokens(w http.ResponseWriter, r *http.Request) {
-	res, err := h.svc.ListTokens(r.Context())
+	res, err := h.tokens.ListTokens(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -161,7 +162,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.svc.CreateToken(r.Context(), req)
+	res, err := h.tokens.CreateToken(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -171,7 +172,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 
 func (h *handlers) revokeToken(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if err := h.svc.RevokeToken(r.Context(), id); err != nil {
+	if err := h.tokens.RevokeToken(r.Context(), id); err != nil {
 		h.fail(w, r, err)
 		return
 	}
