@@ -14,23 +14,12 @@ import (
 )
 
 // Discover calls POST /v1/discover. Each item is kept as the bytes the
-// owner sent (json.RawMessage), so that encoding the result again gives
-// the owner's body byte for byte (decoded into maps, its keys would come
-// back sorted).
+// owner sent, so that encoding the result again gives the owner's body
+// byte for byte.
 func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (interfaces.DiscoverResult, error) {
-	var raw struct {
-		Subject    string            `json:"subject"`
-		Items      []json.RawMessage `json:"items"`
-		NextCursor *string           `json:"next_cursor"`
-	}
-	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolDiscover], args, &raw); err != nil {
-		return interfaces.DiscoverResult{}, err
-	}
-	out := interfaces.DiscoverResult{Subject: raw.Subject, Items: make([]any, len(raw.Items)), NextCursor: raw.NextCursor}
-	for i, it := range raw.Items {
-		out.Items[i] = it
-	}
-	return out, nil
+	var out interfaces.DiscoverResult
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolDiscover], args, &out)
+	return out, err
 }
 
 // Search calls POST /v1/search. The structured bytes are the body as the
@@ -50,13 +39,9 @@ func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interf
 // Inspect calls POST /v1/inspect. The result is kept as the bytes the
 // owner sent, as in Discover.
 func (c *Client) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	var raw struct {
-		Result json.RawMessage `json:"result"`
-	}
-	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolInspect], args, &raw); err != nil {
-		return interfaces.InspectResult{}, err
-	}
-	return interfaces.InspectResult{Result: raw.Result}, nil
+	var out interfaces.InspectResult
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolInspect], args, &out)
+	return out, err
 }
 
 // AddSources calls POST /v1/add_sources.

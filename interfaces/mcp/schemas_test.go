@@ -130,11 +130,11 @@ func TestOutputSchemasMatchResults(t *testing.T) {
 	job := jobs.Job{ID: "j1", Kind: jobs.KindAdd, State: jobs.StateFailed, SourceID: "s1", CollectionID: "default",
 		Attempt: 2, Error: &jobs.JobError{Code: "INTERNAL", Message: "boom"}, CreatedAt: now, StartedAt: &now, FinishedAt: &now}
 	text := "body"
-	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "sources", Items: []any{map[string]any{"id": "s1"}}})
-	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "kinds", Items: []any{}, NextCursor: &cursor})
+	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "sources", Items: []json.RawMessage{json.RawMessage(`{"id":"s1"}`)}})
+	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "kinds", Items: []json.RawMessage{}, NextCursor: &cursor})
 	validate(t, interfaces.ToolSearch, query.QueryResult{})
 	validate(t, interfaces.ToolSearch, query.QueryResult{RunID: "r", Hits: []query.Hit{{EvidenceID: "e", HeadingPath: []string{"a"}, Text: &text}}, NextCursor: &cursor})
-	validate(t, interfaces.ToolInspect, interfaces.InspectResult{Result: map[string]any{"x": 1}})
+	validate(t, interfaces.ToolInspect, interfaces.InspectResult{Result: json.RawMessage(`{"x":1}`)})
 	validate(t, interfaces.ToolAddSources, interfaces.JobResult{Job: job})
 	validate(t, interfaces.ToolAddSources, interfaces.JobResult{Job: jobs.Job{ID: "j", State: jobs.StateQueued, CreatedAt: now}})
 	validate(t, interfaces.ToolManageJob, interfaces.ManageJobResult{Job: &job})
