@@ -214,3 +214,48 @@ func sameJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// checkedKeywords are the keywords checkValue reads, and those that assert
+// nothing.
+var checkedKeywords = map[string]bool{
+	"type": true, "enum": true, "minimum": true, "maximum": true, "properties": true,
+	"additionalProperties": true, "required": true, "items": true,
+	"description": true, "title": true, "not": true,
+}
+
+// TestInputSchemasUseCheckedKeywords: every keyword of an input schema is
+// one checkValue reads, so that a refusal is always worded from the
+// schema. A new keyword (a oneOf for a new form of SourceInput, say) fails
+// here until checkValue learns it.
+func TestInputSchemasUseCheckedKeywords(t *testing.T) {
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, c := range m {
+			if !checkedKeywords[k] {
+				t.Errorf("%s: keyword %q, which checkValue does not read", where, k)
+			}
+			switch k {
+			case "properties":
+				props, _ := c.(map[string]any)
+				for name, p := range props {
+					walk(where+"."+name, p)
+				}
+			case "items", "additionalProperties", "not":
+				walk(where+"/"+k, c)
+			}
+		}
+	}
+	for _, tool := range append(ToolNames(), OpCreateToken) {
+		b, err := json.Marshal(loadSchemas().named[bodySchemaName(tool)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		_ = json.Unmarshal(b, &v)
+		walk(tool, v)
+	}
+}
