@@ -13,24 +13,28 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Decode turns the raw arguments of a tool (a tools/call's arguments, or
-// the body of the tool's /v1 route; for OpCreateToken, the body of POST
-// /v1/tokens) into T: ValidateArguments first, so that an unknown field, a
-// wrong type or a missing required field is refused before any work, then
-// DecodeStrict. Absent or null arguments count as {}. Every failure is an
-// *ArgumentError.
+// Decode turns the arguments of a tools/call into T: absent or null
+// arguments count as {} (an MCP client may send none), then DecodeInto.
 func Decode[T any](tool string, raw json.RawMessage) (T, error) {
 	var out T
-	err := DecodeInto(tool, raw, &out)
+	err := DecodeInto(tool, toolArguments(raw), &out)
 	return out, err
 }
 
-// DecodeInto is Decode into v, a pointer.
-func DecodeInto(tool string, raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = json.RawMessage("{}")
+// toolArguments is raw, or {} when a call gave no arguments or null.
+func toolArguments(raw json.RawMessage) json.RawMessage {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return json.RawMessage("{}")
 	}
+	return raw
+}
+
+// DecodeInto decodes raw, the arguments of tool or the body of its /v1
+// route, into v (a pointer): ValidateArguments first, so that an unknown
+// field, a wrong type or a missing required field is refused before any
+// work, then DecodeStrict, then the rules beyond the schema (search takes
+// a request or a run to replay). Every failure is an *ArgumentError.
+func DecodeInto(tool string, raw json.RawMessage, v any) error {
 	if err := ValidateArguments(tool, raw); err != nil {
 		return err
 	}
@@ -318,7 +322,7 @@ func duplicateKey(raw []byte) (string, bool) {
 
 // DecodeTool decodes raw as the arguments of tool (or the body of
 // OpCreateToken) into its Go type (*DiscoverArgs, *SearchArgs, ...), as
-// Decode does.
+// Decode does: for the fuzz targets and the examples' tests.
 func DecodeTool(tool string, raw json.RawMessage) (any, error) {
 	var v any
 	switch tool {
@@ -337,7 +341,7 @@ func DecodeTool(tool string, raw json.RawMessage) (any, error) {
 	default:
 		return nil, &ArgumentError{Tool: tool, Problem: ProblemUnknownTool}
 	}
-	if err := DecodeInto(tool, raw, v); err != nil {
+	if err := DecodeInto(tool, toolArguments(raw), v); err != nil {
 		return nil, err
 	}
 	return v, nil
