@@ -398,3 +398,13 @@ func TestRefusedBodiesAreNoFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestNullBodyRefused: a /v1 body must be a JSON object; null is not the
+// absent arguments of a tool call.
+func TestNullBodyRefused(t *testing.T) {
+	f := newFixture(t)
+	st, _, b := f.do(t, "POST", "/v1/search", "secret", nil, `null`)
+	if eb := envelope(t, "null", st, b); st != http.StatusBadRequest || !strings.Contains(eb.Error.Message, "must be a JSON object") {
+		t.Fatalf("null body: %d %+v", st, eb.Error)
+	}
+}
