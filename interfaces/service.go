@@ -1,8 +1,12 @@
-// Package interfaces holds the Service contract that every edge (HTTP, MCP,
-// the CLI) talks to, and the request and result types those edges carry.
-// There are two implementations: the in-process one in package runtime and
-// the HTTP client in package interfaces/http; one behaviour suite runs
-// against both.
+// Package interfaces is the contract that every edge (HTTP, MCP, the CLI)
+// talks to: the Service and the request and result types those edges
+// carry, the tools' names, schemas and example calls, the decoding and
+// validation of their arguments (with typed errors), the media type
+// policy of request bodies, and the limits. Both adapters,
+// interfaces/http and interfaces/mcp, import it; nothing hands it to
+// them. There are two implementations of the Service: the in-process one
+// in package runtime and the HTTP client in package interfaces/http; one
+// behaviour suite runs against both.
 package interfaces
 
 import (
