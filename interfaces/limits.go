@@ -3,6 +3,7 @@ package interfaces
 import (
 	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
 )
 
 // The limits of the contract, one name each for both adapters. Each value
@@ -16,3 +17,13 @@ const (
 	// and neither tychora://assets/{id} nor Client.Asset passes one.
 	MaxAssetBytes = sources.MaxAssetBytes
 )
+
+// CheckResultSize is nil when a serialized tool result of n bytes may be
+// sent, and otherwise the one OUTPUT_BUDGET_EXCEEDED error of a result
+// over MaxResultBytes.
+func CheckResultSize(n int) error { return render.CheckResultSize(n) }
+
+// ErrAssetTooLarge is the one error of an asset over MaxAssetBytes, on
+// every edge.
+var ErrAssetTooLarge = workspace.Errorf(workspace.CodeOutputBudgetExceeded,
+	"the asset is over the %d-byte (16 MiB) limit of one asset", MaxAssetBytes)

@@ -1,8 +1,12 @@
-// Package interfaces holds the Service contract that every edge (HTTP, MCP,
-// the CLI) talks to, and the request and result types those edges carry.
-// There are two implementations: the in-process one in package runtime and
-// the HTTP client in package interfaces/http; one behaviour suite runs
-// against both.
+// Package interfaces is the contract that every edge (HTTP, MCP, the CLI)
+// talks to: the Service and the request and result types those edges
+// carry, the tools' names, schemas and example calls, the decoding and
+// validation of their arguments (with typed errors), the media type
+// policy of request bodies, and the limits. Both adapters,
+// interfaces/http and interfaces/mcp, import it; nothing hands it to
+// them. There are two implementations of the Service: the in-process one
+// in package runtime and the HTTP client in package interfaces/http; one
+// behaviour suite runs against both.
 package interfaces
 
 import (
@@ -16,38 +20,72 @@ import (
 // Service is the contract: one method per operation. The caller's identity
 // travels in ctx (workspace.WithPrincipal) for the in-process
 // implementation, and as the bearer token for the HTTP client. Every error
-// is a *workspace.Error with a public code.
+// is a *workspace.Error with a public code; each method names the codes it
+// answers besides UNAVAILABLE (the owner stopping, unreachable, or a full
+// disk) and INTERNAL, which any of them may. A caller without a valid
+// identity gets UNAUTHENTICATED; one whose grant is too small,
+// PERMISSION_DENIED.
 type Service interface {
 	// Health answers whether the owner is up and who it is.
 	Health(ctx context.Context) (HealthResult, error)
 	// Status describes the running owner.
 	Status(ctx context.Context) (StatusResult, error)
 
-	// ListTokens, CreateToken and RevokeToken manage stored tokens; they
-	// need the manage grant.
-	ListTokens(ctx context.Context) (TokenList, error)
-	CreateToken(ctx context.Context, req CreateTokenRequest) (CreatedToken, error)
-	RevokeToken(ctx context.Context, id string) error
+	TokenAdmin
 
-	// The five tools. Discover, Search and Inspect need read; AddSources
-	// needs write; ManageJob needs read to list and get, write to cancel
-	// and retry.
+	// Discover lists one subject (read grant). INVALID_ARGUMENT: an
+	// unknown subject, a bad cursor or limit.
 	Discover(ctx context.Context, args DiscoverArgs) (DiscoverResult, error)
+	// Search ranks evidence and fits it to the budget (read grant).
+	// INVALID_ARGUMENT: a bad request, cursor, filter or render;
+	// PERMISSION_DENIED: a collection outside the grant; NOT_FOUND: a run
+	// to replay that is unknown or not the caller's; REPLAY_UNAVAILABLE:
+	// a run that kept no request; OUTPUT_BUDGET_EXCEEDED: a budget below
+	// the empty answer, or an answer over MaxResultBytes.
 	Search(ctx context.Context, args SearchArgs) (SearchOutput, error)
+	// Inspect answers about one source (read grant). INVALID_ARGUMENT: an
+	// unknown subject, a missing path for content; NOT_FOUND: a source,
+	// revision, extraction or file outside the caller's collections;
+	// OUTPUT_BUDGET_EXCEEDED: content over its bound.
 	Inspect(ctx context.Context, args InspectArgs) (InspectResult, error)
+	// AddSources queues an add or a sync as a durable job (write grant).
+	// INVALID_ARGUMENT: a bad source; OUT_OF_ROOTS: a path outside every
+	// ingest root; NOT_FOUND: an unknown collection or source;
+	// PERMISSION_DENIED: a collection outside the grant.
 	AddSources(ctx context.Context, req AddSourcesRequest) (JobResult, error)
+	// ManageJob lists and gets jobs (read grant), cancels and retries
+	// them (write grant). NOT_FOUND: a job outside the caller's
+	// collections; CONFLICT: a cancel or retry the job's state does not
+	// allow.
 	ManageJob(ctx context.Context, req ManageJobRequest) (ManageJobResult, error)
 
 	// RemoveSource is DELETE /v1/sources/{id}: it needs write on the
 	// source's collection; the source's evidence, revisions and assets
 	// leave the index in one transaction and its active job ends.
+	// NOT_FOUND: a source outside the caller's collections.
 	RemoveSource(ctx context.Context, id string) (RemovedSource, error)
 
 	// GetJob is GET /v1/jobs/{id}; Evidence and Asset back the
-	// tychora://evidence and tychora://assets templates.
+	// tychora://evidence and tychora://assets templates (read grant).
+	// NOT_FOUND: an id outside the caller's collections;
+	// OUTPUT_BUDGET_EXCEEDED: an asset over MaxAssetBytes.
 	GetJob(ctx context.Context, id string) (JobResult, error)
 	Evidence(ctx context.Context, id string) (EvidenceResult, error)
 	Asset(ctx context.Context, id string) (Asset, error)
+}
+
+// TokenAdmin manages stored tokens: GET, POST /v1/tokens and DELETE
+// /v1/tokens/{id}. Every method needs the manage grant; a manager limited
+// to some collections sees, creates and revokes only tokens within them.
+// INVALID_ARGUMENT: a bad grant, name or collection name;
+// PERMISSION_DENIED: a token holding more than its creator; NOT_FOUND: an
+// unknown collection, or a token the caller cannot see.
+type TokenAdmin interface {
+	ListTokens(ctx context.Context) (TokenList, error)
+	// CreateToken creates a token, or rotates the secret of the token of
+	// that name; the secret is in the answer only.
+	CreateToken(ctx context.Context, req CreateTokenRequest) (CreatedToken, error)
+	RevokeToken(ctx context.Context, id string) error
 }
 
 // HealthResult is the body of GET /v1/health. Without a valid token only

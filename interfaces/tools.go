@@ -22,11 +22,13 @@ type DiscoverRequest struct {
 	Limit   int    `json:"limit,omitempty" jsonschema:"page size, 1 to 200 (default 50)"`
 }
 
-// DiscoverResult lists items of one subject.
+// DiscoverResult lists items of one subject. Each item is its JSON (a
+// source, a kind, a run, ... as the subject's query type encodes it), the
+// same bytes from either implementation of the Service.
 type DiscoverResult struct {
-	Subject    string  `json:"subject"`
-	Items      []any   `json:"items"`
-	NextCursor *string `json:"next_cursor"`
+	Subject    string            `json:"subject"`
+	Items      []json.RawMessage `json:"items"`
+	NextCursor *string           `json:"next_cursor"`
 }
 
 // Render formats.
@@ -80,9 +82,10 @@ type InspectRequest struct {
 	Budget    *query.Budget `json:"budget,omitempty" jsonschema:"with subject content: the token budget of the answer (default the workspace's default_max_tokens)"`
 }
 
-// InspectResult wraps the subject's answer.
+// InspectResult wraps the subject's answer, as its JSON: for subject
+// content the exact bytes whose tokens the budget counted.
 type InspectResult struct {
-	Result any `json:"result"`
+	Result json.RawMessage `json:"result"`
 }
 
 // EvidenceResult is the body of GET /v1/evidence/{id} and the content of

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 )
 
 // TestOpenAPI fetches GET /openapi from a real owner, validates it against
@@ -99,7 +99,7 @@ func TestOpenAPI(t *testing.T) {
 		if err := json.Unmarshal(d.Components.Schemas[ref[len(prefix):]], &body); err != nil {
 			t.Fatal(err)
 		}
-		ib, _ := json.Marshal(mcpapi.InputSchema(tool))
+		ib, _ := json.Marshal(interfaces.InputSchema(tool))
 		if err := json.Unmarshal(ib, &input); err != nil {
 			t.Fatal(err)
 		}

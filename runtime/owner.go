@@ -278,7 +278,7 @@ func (own *Owner) open(ctx context.Context) error {
 	own.url = "http://" + authority
 	own.svc = &Local{owner: own}
 	own.mcp = mcpapi.NewHTTPHandler(own.svc, mcpapi.HTTPOptions{Options: mcpapi.Options{Version: Version, Logger: own.log, MaxRequestBytes: s.MaxRequestBytes}})
-	doc, err := httpapi.OpenAPI(Version, own.url, mcpapi.Schemas())
+	doc, err := httpapi.OpenAPI(Version, own.url)
 	if err != nil {
 		return fmt.Errorf("openapi: %w", err)
 	}
@@ -288,7 +288,6 @@ func (own *Owner) open(ctx context.Context) error {
 	}
 	handler := httpapi.NewHandler(own.svc, httpapi.Options{
 		OpenAPI:         doc,
-		Validate:        mcpapi.ValidateArguments,
 		Authority:       authority,
 		Auth:            own.tokens,
 		MaxRequestBytes: s.MaxRequestBytes,

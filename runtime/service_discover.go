@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
@@ -17,5 +18,11 @@ func (s *Local) Discover(ctx context.Context, args interfaces.DiscoverArgs) (int
 	if err != nil {
 		return interfaces.DiscoverResult{}, err
 	}
-	return interfaces.DiscoverResult{Subject: args.Request.Subject, Items: page.Items, NextCursor: page.NextCursor}, nil
+	items := make([]json.RawMessage, len(page.Items))
+	for i, it := range page.Items {
+		if items[i], err = json.Marshal(it); err != nil {
+			return interfaces.DiscoverResult{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+		}
+	}
+	return interfaces.DiscoverResult{Subject: args.Request.Subject, Items: items, NextCursor: page.NextCursor}, nil
 }

@@ -30,7 +30,11 @@ func (s *Local) Inspect(ctx context.Context, args interfaces.InspectArgs) (inter
 	if err != nil {
 		return interfaces.InspectResult{}, err
 	}
-	return interfaces.InspectResult{Result: res}, nil
+	b, err := json.Marshal(res)
+	if err != nil {
+		return interfaces.InspectResult{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+	}
+	return interfaces.InspectResult{Result: b}, nil
 }
 
 // inspectContent answers subject content: the indexed lines of one file,
@@ -89,7 +93,7 @@ func (s *Local) inspectContent(ctx context.Context, p workspace.Principal, r int
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(interfaces.InspectResult{Result: fl.Answer(k, budget(used), next)})
+		return contentBody(fl.Answer(k, budget(used), next))
 	})
 	if err != nil {
 		return interfaces.InspectResult{}, err
@@ -102,6 +106,20 @@ func (s *Local) inspectContent(ctx context.Context, p workspace.Principal, r int
 	if err != nil {
 		return interfaces.InspectResult{}, err
 	}
-	// The same value as the bytes counted: json.Marshal is deterministic.
-	return interfaces.InspectResult{Result: fl.Answer(k, budget(used), next)}, nil
+	// The bytes counted, made again for the k lines kept.
+	res, err := json.Marshal(fl.Answer(k, budget(used), next))
+	if err != nil {
+		return interfaces.InspectResult{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+	}
+	return interfaces.InspectResult{Result: res}, nil
+}
+
+// contentBody is the body of an inspect content answer, whose tokens the
+// budget counts.
+func contentBody(answer any) ([]byte, error) {
+	res, err := json.Marshal(answer)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(interfaces.InspectResult{Result: res})
 }

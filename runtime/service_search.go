@@ -159,7 +159,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 	}
 	endTurn()
 	entry.keepCosts(format, counter, fit.Costs)
-	if err := render.CheckResultSize(len(fit.Structured) + len(fit.Rendered)); err != nil {
+	if err := interfaces.CheckResultSize(len(fit.Structured) + len(fit.Rendered)); err != nil {
 		return interfaces.SearchOutput{}, err
 	}
 	run := query.Run{

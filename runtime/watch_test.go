@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -376,9 +377,9 @@ func TestWatchLimitFallsBackToRescans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	item, ok := page.Items[0].(query.SourceItem)
-	if !ok || item.Watch == nil || item.Watch.Mode != sources.WatchPolling || item.Watch.Reason == "" {
-		t.Fatalf("discover sources: %#v", page.Items[0])
+	var item query.SourceItem
+	if err := json.Unmarshal(page.Items[0], &item); err != nil || item.Watch == nil || item.Watch.Mode != sources.WatchPolling || item.Watch.Reason == "" {
+		t.Fatalf("discover sources: %s", page.Items[0])
 	}
 	writeFile(t, filepath.Join(root, "b", "later.md"), "# Later\n")
 	e.settles("a change seen by a rescan")

@@ -131,7 +131,7 @@ func printConfig(e *env, client string, entry map[string]any) error {
 // token of that name whose secret is not kept (made by token create, or
 // rotated since) is left alone unless rotate is given: rotating it would
 // break whoever holds it.
-func mcpToken(ctx context.Context, e *env, owner *httpapi.Client, ep tyruntime.Endpoint, l workspace.Layout, name string, rotate bool) (string, error) {
+func mcpToken(ctx context.Context, e *env, owner interfaces.TokenAdmin, ep tyruntime.Endpoint, l workspace.Layout, name string, rotate bool) (string, error) {
 	list, err := owner.ListTokens(ctx)
 	if err != nil {
 		return "", err

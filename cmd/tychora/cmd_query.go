@@ -214,7 +214,7 @@ func discoverCommand(e *env) *cli.Command {
 				if c.Bool("json") {
 					return printJSON(e.stdout, res)
 				}
-				if err := printDiscover(e, req.Subject, res.Items); err != nil {
+				if err := printDiscover(e, req.Subject, anyItems(res.Items)); err != nil {
 					return err
 				}
 				if res.NextCursor != nil {
@@ -228,6 +228,16 @@ func discoverCommand(e *env) *cli.Command {
 
 // printDiscover prints a discover page for a person: a table for the
 // subjects whose items are flat, records for the rest.
+// anyItems turns discover items into values for the table and record
+// writers.
+func anyItems(items []json.RawMessage) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = it
+	}
+	return out
+}
+
 func printDiscover(e *env, subject string, items []any) error {
 	switch {
 	case len(items) == 0:

@@ -154,15 +154,9 @@ func runsCommand(e *env) *cli.Command {
 }
 
 // asRun reads a discover runs item.
-func asRun(v any) (query.Run, error) {
-	if r, ok := v.(query.Run); ok {
-		return r, nil
-	}
+func asRun(item json.RawMessage) (query.Run, error) {
 	var r query.Run
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = json.Unmarshal(b, &r)
-	}
+	err := json.Unmarshal(item, &r)
 	return r, err
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,10 +132,7 @@ func sourcesCommand(e *env) *cli.Command {
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tKIND\tCOLLECTION\tPATH\tLAST SYNCED")
 				for _, it := range res.Items {
-					m, _ := it.(map[string]any)
-					if m == nil {
-						m = toMap(it)
-					}
+					m := toMap(it)
 					last := "never"
 					if v, ok := m["last_synced_at"].(string); ok && v != "" {
 						last = v
@@ -179,7 +177,7 @@ func activeJobs(ctx context.Context, svc interfaces.Service) (map[string]string,
 // discoverAll follows cursors to the end and returns one body with every
 // item.
 func discoverAll(ctx context.Context, svc interfaces.Service, subject string) (interfaces.DiscoverResult, error) {
-	all := interfaces.DiscoverResult{Subject: subject, Items: []any{}}
+	all := interfaces.DiscoverResult{Subject: subject, Items: []json.RawMessage{}}
 	cursor := ""
 	for {
 		res, err := svc.Discover(ctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: subject, Cursor: cursor, Limit: 200}})

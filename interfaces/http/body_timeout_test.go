@@ -38,7 +38,7 @@ type lingering struct {
 func (s *lingering) Search(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
 	select {
 	case <-time.After(normalBound + 500*time.Millisecond):
-		return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}}, nil
+		return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(`{"run_id":"run_1"}`)}, nil
 	case <-ctx.Done():
 		s.cancelled.Store(true)
 		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeUnavailable, ctx.Err(), "cancelled")

@@ -14,64 +14,47 @@ import (
 )
 
 // Discover calls POST /v1/discover. Each item is kept as the bytes the
-// owner sent (json.RawMessage), so that encoding the result again gives
-// the owner's body byte for byte (decoded into maps, its keys would come
-// back sorted).
+// owner sent, so that encoding the result again gives the owner's body
+// byte for byte.
 func (c *Client) Discover(ctx context.Context, args interfaces.DiscoverArgs) (interfaces.DiscoverResult, error) {
-	var raw struct {
-		Subject    string            `json:"subject"`
-		Items      []json.RawMessage `json:"items"`
-		NextCursor *string           `json:"next_cursor"`
-	}
-	if err := c.do(ctx, http.MethodPost, "/v1/discover", args, &raw); err != nil {
-		return interfaces.DiscoverResult{}, err
-	}
-	out := interfaces.DiscoverResult{Subject: raw.Subject, Items: make([]any, len(raw.Items)), NextCursor: raw.NextCursor}
-	for i, it := range raw.Items {
-		out.Items[i] = it
-	}
-	return out, nil
+	var out interfaces.DiscoverResult
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolDiscover], args, &out)
+	return out, err
 }
 
-// Search calls POST /v1/search. The structured bytes are the result
-// re-encoded, "rendered" included, which is byte for byte what the owner
-// counted: encoding/json is deterministic for these types.
+// Search calls POST /v1/search. The structured bytes are the body as the
+// owner sent it, "rendered" included: the bytes its budget counted.
 func (c *Client) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	var res query.QueryResult
-	if err := c.do(ctx, http.MethodPost, "/v1/search", args, &res); err != nil {
+	var raw json.RawMessage
+	if err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolSearch], args, &raw); err != nil {
 		return interfaces.SearchOutput{}, err
 	}
-	rendered := res.Rendered
-	b, err := json.Marshal(res)
-	if err != nil {
-		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeInternal, err, "internal error")
+	var res query.QueryResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner sent an unreadable answer")
 	}
-	return interfaces.SearchOutput{Result: res, Structured: b, Rendered: rendered}, nil
+	return interfaces.SearchOutput{Result: res, Structured: raw, Rendered: res.Rendered}, nil
 }
 
 // Inspect calls POST /v1/inspect. The result is kept as the bytes the
 // owner sent, as in Discover.
 func (c *Client) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	var raw struct {
-		Result json.RawMessage `json:"result"`
-	}
-	if err := c.do(ctx, http.MethodPost, "/v1/inspect", args, &raw); err != nil {
-		return interfaces.InspectResult{}, err
-	}
-	return interfaces.InspectResult{Result: raw.Result}, nil
+	var out interfaces.InspectResult
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolInspect], args, &out)
+	return out, err
 }
 
 // AddSources calls POST /v1/add_sources.
 func (c *Client) AddSources(ctx context.Context, req interfaces.AddSourcesRequest) (interfaces.JobResult, error) {
 	var out interfaces.JobResult
-	err := c.do(ctx, http.MethodPost, "/v1/add_sources", req, &out)
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolAddSources], req, &out)
 	return out, err
 }
 
 // ManageJob calls POST /v1/manage_job.
 func (c *Client) ManageJob(ctx context.Context, req interfaces.ManageJobRequest) (interfaces.ManageJobResult, error) {
 	var out interfaces.ManageJobResult
-	err := c.do(ctx, http.MethodPost, "/v1/manage_job", req, &out)
+	err := c.do(ctx, http.MethodPost, ToolRoutes[interfaces.ToolManageJob], req, &out)
 	return out, err
 }
 
@@ -118,7 +101,7 @@ func (c *Client) Asset(ctx context.Context, id string) (interfaces.Asset, error)
 		return interfaces.Asset{}, workspace.Wrap(workspace.CodeUnavailable, err, "the tychora owner sent an unreadable answer")
 	}
 	if len(b) > interfaces.MaxAssetBytes {
-		return interfaces.Asset{}, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "asset is larger than %d bytes", interfaces.MaxAssetBytes)
+		return interfaces.Asset{}, interfaces.ErrAssetTooLarge
 	}
 	return interfaces.Asset{ID: id, MIME: resp.Header.Get("Content-Type"), Bytes: b}, nil
 }

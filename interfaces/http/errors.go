@@ -20,6 +20,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		writeError(w, workspace.Wrap(workspace.CodeInternal, err, "internal error"))
 		return
 	}
+	writeRaw(w, status, b)
+}
+
+// writeRaw writes b, one encoded JSON value, as the body, with a newline
+// after it as every answer has.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -56,13 +62,13 @@ func writeError(w http.ResponseWriter, err error) {
 		// Allow: none).
 		w.Header().Set("Allow", mna.allow)
 	}
-	var mte *mediaTypeError
+	var mte *interfaces.MediaTypeError
 	if errors.As(err, &mte) {
 		// 415, the HTTP norm, with the code of every malformed request.
 		status = http.StatusUnsupportedMediaType
 		body.Error.Code = workspace.CodeInvalidArgument
-		body.Error.Message = mte.msg
-		if mte.encoding {
+		body.Error.Message = mte.Message
+		if mte.Encoding {
 			w.Header().Set("Accept-Encoding", "identity")
 		}
 	}

@@ -4,8 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -24,16 +23,16 @@ type route struct {
 var routes = []route{
 	{method: "get", path: "/v1/health", id: "health", summary: "Liveness; with a valid token also the owner's identity", response: "HealthResult", anonymous: true},
 	{method: "get", path: "/v1/status", id: "status", summary: "The running owner: pid, URL, uptime, version, jobs", response: "StatusResult"},
-	{method: "post", path: "/v1/discover", id: "discover", summary: "The discover tool: list kinds, facets, relations, profiles, languages, sources, settings, runs or models", request: "DiscoverArgs", response: "DiscoverResult"},
-	{method: "post", path: "/v1/search", id: "search", summary: "The search tool: ranked evidence fitted to a token budget (rendered text in \"rendered\")", request: "SearchArgs", response: "QueryResult"},
-	{method: "post", path: "/v1/inspect", id: "inspect", summary: "The inspect tool: what was indexed from a source, and why", request: "InspectArgs", response: "InspectResult"},
-	{method: "post", path: "/v1/add_sources", id: "add_sources", summary: "The add_sources tool: add or sync a source as a durable job", request: "AddSourcesRequest", response: "JobResult"},
-	{method: "post", path: "/v1/manage_job", id: "manage_job", summary: "The manage_job tool: list, get, cancel or retry jobs", request: "ManageJobRequest", response: "ManageJobResult"},
+	{method: "post", path: ToolRoutes[interfaces.ToolDiscover], id: interfaces.ToolDiscover, summary: "The discover tool: list kinds, facets, relations, profiles, languages, sources, settings, runs or models", request: "DiscoverArgs", response: "DiscoverResult"},
+	{method: "post", path: ToolRoutes[interfaces.ToolSearch], id: interfaces.ToolSearch, summary: "The search tool: ranked evidence fitted to a token budget (rendered text in \"rendered\")", request: "SearchArgs", response: "QueryResult"},
+	{method: "post", path: ToolRoutes[interfaces.ToolInspect], id: interfaces.ToolInspect, summary: "The inspect tool: what was indexed from a source, and why", request: "InspectArgs", response: "InspectResult"},
+	{method: "post", path: ToolRoutes[interfaces.ToolAddSources], id: interfaces.ToolAddSources, summary: "The add_sources tool: add or sync a source as a durable job", request: "AddSourcesRequest", response: "JobResult"},
+	{method: "post", path: ToolRoutes[interfaces.ToolManageJob], id: interfaces.ToolManageJob, summary: "The manage_job tool: list, get, cancel or retry jobs", request: "ManageJobRequest", response: "ManageJobResult"},
 	{method: "get", path: "/v1/jobs/{id}", id: "get_job", summary: "One job", response: "JobResult", pathID: true},
 	{method: "get", path: "/v1/evidence/{id}", id: "get_evidence", summary: "One evidence record with its text", response: "EvidenceResult", pathID: true},
 	{method: "get", path: "/v1/assets/{id}", id: "get_asset", summary: "An asset's bytes with their Content-Type", binary: true, pathID: true},
 	{method: "get", path: "/v1/tokens", id: "list_tokens", summary: "Stored tokens (never their secrets); manage grant", response: "TokenList"},
-	{method: "post", path: "/v1/tokens", id: "create_token", summary: "Create a token, or rotate a named one; the secret is shown once; manage grant", request: "CreateTokenRequest", response: "CreatedToken", status: http.StatusCreated},
+	{method: "post", path: "/v1/tokens", id: interfaces.OpCreateToken, summary: "Create a token, or rotate a named one; the secret is shown once; manage grant", request: "CreateTokenRequest", response: "CreatedToken", status: http.StatusCreated},
 	{method: "delete", path: "/v1/tokens/{id}", id: "revoke_token", summary: "Revoke a token; manage grant", response: "RevokedToken", pathID: true},
 	{method: "delete", path: "/v1/sources/{id}", id: "remove_source", summary: "Remove a source: its evidence, revisions and assets leave the index in one transaction, its active job ends; write grant on its collection", response: "RemovedSource", pathID: true},
 }
@@ -41,19 +40,20 @@ var routes = []route{
 // ToolRoutes maps each MCP tool to the /v1 path whose body is the tool's
 // argument object.
 var ToolRoutes = map[string]string{
-	"discover":    "/v1/discover",
-	"search":      "/v1/search",
-	"inspect":     "/v1/inspect",
-	"add_sources": "/v1/add_sources",
-	"manage_job":  "/v1/manage_job",
+	interfaces.ToolDiscover:   "/v1/" + interfaces.ToolDiscover,
+	interfaces.ToolSearch:     "/v1/" + interfaces.ToolSearch,
+	interfaces.ToolInspect:    "/v1/" + interfaces.ToolInspect,
+	interfaces.ToolAddSources: "/v1/" + interfaces.ToolAddSources,
+	interfaces.ToolManageJob:  "/v1/" + interfaces.ToolManageJob,
 }
 
 // OpenAPI returns the OpenAPI 3.1 document of the HTTP surface. Its
-// component schemas are the given ones, the same that the MCP tools
-// advertise, so the two surfaces cannot disagree.
-func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) ([]byte, error) {
+// component schemas are interfaces.Schemas, the same that the MCP tools
+// advertise, so the two surfaces cannot disagree; each tool route's body
+// carries the tool's example call.
+func OpenAPI(version, serverURL string) ([]byte, error) {
 	components := map[string]any{}
-	for name, s := range schemas {
+	for name, s := range interfaces.Schemas() {
 		components[name] = s
 	}
 	errorResponse := func(desc string) map[string]any {
@@ -87,8 +87,12 @@ func OpenAPI(version, serverURL string, schemas map[string]*jsonschema.Schema) (
 		if r.request != "" {
 			responses["413"] = errorResponse("the body is over max_request_bytes (INVALID_ARGUMENT)")
 			responses["415"] = errorResponse("the body has a Content-Type other than application/json, or a Content-Encoding (INVALID_ARGUMENT)")
+			media := map[string]any{"schema": ref(r.request)}
+			if ex := interfaces.ToolExample(r.id); ex != "" {
+				media["example"] = json.RawMessage(ex)
+			}
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-				"application/json": map[string]any{"schema": ref(r.request)}}}
+				"application/json": media}}
 		}
 		op["responses"] = responses
 		if r.anonymous {

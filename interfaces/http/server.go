@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -35,12 +34,6 @@ type Options struct {
 	Logger *slog.Logger
 	// OpenAPI is the document served at GET /openapi (see OpenAPI).
 	OpenAPI []byte
-	// Validate, when set, checks a tool route's body against the tool's
-	// input schema before it is decoded (the MCP layer's validator, so
-	// both edges refuse the same bodies with the same words), and the
-	// body of POST /v1/tokens against CreateTokenRequest's, with tool
-	// "create_token" (mcpapi.OpCreateToken).
-	Validate func(tool string, body json.RawMessage) error
 }
 
 // DefaultBodyTimeout is Options.BodyTimeout's default: the time a
@@ -62,7 +55,7 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
 	g := &guard{authority: o.Authority, origin: "http://" + o.Authority, auth: o.Auth, maxBody: o.MaxRequestBytes, bodyTimeout: o.BodyTimeout}
-	h := &handlers{svc: svc, log: o.Logger, validate: o.Validate}
+	h := &handlers{svc: svc, tokens: svc, log: o.Logger}
 
 	r := chi.NewRouter()
 	// HEAD is answered as GET without the body, on every GET route.
@@ -102,9 +95,9 @@ func NewHandler(svc interfaces.Service, o Options) http.Handler {
 }
 
 type handlers struct {
-	svc      interfaces.Service
-	log      *slog.Logger
-	validate func(tool string, body json.RawMessage) error
+	svc    interfaces.Service
+	tokens interfaces.TokenAdmin
+	log    *slog.Logger
 }
 
 // fail writes err and logs internal failures (never their detail to the
@@ -113,7 +106,7 @@ type handlers struct {
 // the server is stopping — failed for that reason: it is logged at debug
 // level only.
 func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var mte *mediaTypeError
+	var mte *interfaces.MediaTypeError
 	var mbe *http.MaxBytesError
 	switch c := workspace.ErrorCode(err); {
 	case errors.As(err, &mte) || errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge):
@@ -149,7 +142,7 @@ func (h *handlers) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handlers) listTokens(w http.ResponseWriter, r *http.Request) {
-	res, err := h.svc.ListTokens(r.Context())
+	res, err := h.tokens.ListTokens(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -165,11 +158,11 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req interfaces.CreateTokenRequest
-	if err := h.decodeBody(r, opCreateToken, &req); err != nil {
+	if err := h.decodeBody(r, interfaces.OpCreateToken, &req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.svc.CreateToken(r.Context(), req)
+	res, err := h.tokens.CreateToken(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -179,7 +172,7 @@ func (h *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 
 func (h *handlers) revokeToken(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if err := h.svc.RevokeToken(r.Context(), id); err != nil {
+	if err := h.tokens.RevokeToken(r.Context(), id); err != nil {
 		h.fail(w, r, err)
 		return
 	}

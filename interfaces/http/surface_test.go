@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	"github.com/tychora/tychora/query"
@@ -36,8 +34,13 @@ func (s *recording) Search(_ context.Context, a interfaces.SearchArgs) (interfac
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.search = append(s.search, a)
-	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}}, nil
+	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(searchBytes)}, nil
 }
+
+// searchBytes are the structured bytes the recording Service answers a
+// search with: not json.Marshal of its result, so that an edge that
+// encoded the result again would send other bytes.
+const searchBytes = `{"run_id":"run_1", "hits":[],"rendered":"as \u003cthe\u003e service made it"}`
 
 func (s *recording) CreateToken(_ context.Context, r interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
 	s.mu.Lock()
@@ -69,7 +72,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{authority: ln.Addr().String(), svc: &recording{}, logs: &records{}}
 	f.base = "http://" + f.authority
-	doc, err := httpapi.OpenAPI("test", f.base, map[string]*jsonschema.Schema{})
+	doc, err := httpapi.OpenAPI("test", f.base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,6 +282,17 @@ func TestBodyLoneSurrogate(t *testing.T) {
 	}
 }
 
+// TestSearchSendsServiceBytes: /v1/search answers with the structured
+// bytes of the Service's SearchOutput as they are, which the budget
+// counted, never the result encoded again.
+func TestSearchSendsServiceBytes(t *testing.T) {
+	f := newFixture(t)
+	st, _, b := f.do(t, "POST", "/v1/search", "secret", nil, `{"request":{"question":"q"}}`)
+	if st != http.StatusOK || string(b) != searchBytes+"\n" {
+		t.Fatalf("%d %q, want %q", st, b, searchBytes+"\n")
+	}
+}
+
 // TestIntegralNumbers: an integer written 1.0 or 1e2 (an integer to JSON
 // Schema) decodes to its value.
 func TestIntegralNumbers(t *testing.T) {
@@ -382,5 +396,15 @@ func TestRefusedBodiesAreNoFailure(t *testing.T) {
 		if strings.HasPrefix(m, "ERROR") {
 			t.Fatalf("a refused body was logged %q", m)
 		}
+	}
+}
+
+// TestNullBodyRefused: a /v1 body must be a JSON object; null is not the
+// absent arguments of a tool call.
+func TestNullBodyRefused(t *testing.T) {
+	f := newFixture(t)
+	st, _, b := f.do(t, "POST", "/v1/search", "secret", nil, `null`)
+	if eb := envelope(t, "null", st, b); st != http.StatusBadRequest || !strings.Contains(eb.Error.Message, "must be a JSON object") {
+		t.Fatalf("null body: %d %+v", st, eb.Error)
 	}
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -14,11 +16,11 @@ import (
 // route registers the /v1 tool routes: each body is the tool's argument
 // object and each answer its result.
 func (h *handlers) routeTools(r chi.Router) {
-	r.Post("/v1/discover", postJSON(h, "discover", h.svc.Discover))
-	r.Post("/v1/inspect", postJSON(h, "inspect", h.svc.Inspect))
-	r.Post("/v1/add_sources", withGrant(workspace.GrantWrite, postJSON(h, "add_sources", h.svc.AddSources)))
-	r.Post("/v1/manage_job", postJSON(h, "manage_job", h.svc.ManageJob))
-	r.Post("/v1/search", h.search)
+	r.Post(ToolRoutes[interfaces.ToolDiscover], postJSON(h, interfaces.ToolDiscover, h.svc.Discover))
+	r.Post(ToolRoutes[interfaces.ToolInspect], postJSON(h, interfaces.ToolInspect, h.svc.Inspect))
+	r.Post(ToolRoutes[interfaces.ToolAddSources], withGrant(workspace.GrantWrite, postJSON(h, interfaces.ToolAddSources, h.svc.AddSources)))
+	r.Post(ToolRoutes[interfaces.ToolManageJob], postJSON(h, interfaces.ToolManageJob, h.svc.ManageJob))
+	r.Post(ToolRoutes[interfaces.ToolSearch], h.search)
 	r.Get("/v1/jobs/{id}", h.getJob)
 	r.Get("/v1/evidence/{id}", h.evidence)
 	r.Get("/v1/assets/{id}", h.asset)
@@ -55,11 +57,12 @@ func postJSON[In, Out any](h *handlers, tool string, fn func(ctx context.Context
 	}
 }
 
-// search answers with the structured result and, when a render was asked
-// for, the rendered text in "rendered".
+// search answers with the structured bytes the Service made, as they
+// are: the budget counted exactly them, and with a render they hold the
+// rendered text in "rendered".
 func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 	var args interfaces.SearchArgs
-	if err := h.decodeBody(r, "search", &args); err != nil {
+	if err := h.decodeBody(r, interfaces.ToolSearch, &args); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -68,9 +71,11 @@ func (h *handlers) search(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	res := out.Result
-	res.Rendered = out.Rendered
-	writeJSON(w, http.StatusOK, res)
+	if !json.Valid(out.Structured) {
+		h.fail(w, r, workspace.Wrap(workspace.CodeInternal, fmt.Errorf("search returned %d structured bytes that are not JSON", len(out.Structured)), "internal error"))
+		return
+	}
+	writeRaw(w, http.StatusOK, out.Structured)
 }
 
 func (h *handlers) getJob(w http.ResponseWriter, r *http.Request) {

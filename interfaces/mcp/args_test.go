@@ -13,7 +13,6 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/query"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
@@ -106,6 +105,11 @@ func TestArgumentsBothEdges(t *testing.T) {
 		{"huge integer", "manage_job", `{"action":"list","limit":1e30}`, "limit: must be between 1 and 100", true},
 		{"unknown field", "search", `{"request":{"question":"x","colour":1}}`, `request: unknown field "colour"`, true},
 		{"missing field", "search", `{"request":{}}`, `request: missing required field "question"`, true},
+		{"question at the top", "search", `{"question":"how"}`, `unknown field "question": "question" belongs inside request, as in {"request":{"question":…}}; allowed at the top level: request, replay_run_id, render`, true},
+		{"render inside request", "search", `{"request":{"question":"how","render":"agent@1"}}`, `request: unknown field "render": "render" belongs at the top level of the arguments, as in {"render":…}; allowed here: question,`, true},
+		{"subject at the top", "discover", `{"subject":"sources"}`, `unknown field "subject": "subject" belongs inside request, as in {"request":{"subject":…}}; allowed at the top level: request`, true},
+		{"path at the top", "add_sources", `{"action":"add","path":"docs"}`, `"path" belongs inside source`, true},
+		{"neither request nor replay", "search", `{"render":"agent@1"}`, "search: give exactly one of request and replay_run_id", true},
 		{"not in enum", "manage_job", `{"action":"delete"}`, "action: must be one of list, get, cancel, retry", true},
 		{"unknown role", "search", `{"request":{"question":"x","filters":{"roles":["tests"]}}}`, "request.filters.roles[]: must be one of vendored, testdata, generated, minified, test, example, documentation, source", true},
 		{"unknown excluded role", "search", `{"request":{"question":"x","filters":{"exclude_roles":["vendor"]}}}`, "request.filters.exclude_roles[]: must be one of vendored,", true},
@@ -250,7 +254,7 @@ func TestSchemaBoundsMatchService(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		s := mcpapi.InputSchema(c.tool)
+		s := interfaces.InputSchema(c.tool)
 		for _, p := range c.path {
 			s = s.Properties[p]
 		}
@@ -285,10 +289,10 @@ func TestInputIntegersBounded(t *testing.T) {
 		walk(where+"[]", s.Items)
 		walk(where+".*", s.AdditionalProperties)
 	}
-	for _, tool := range mcpapi.ToolNames() {
-		walk(tool, mcpapi.InputSchema(tool))
+	for _, tool := range interfaces.ToolNames() {
+		walk(tool, interfaces.InputSchema(tool))
 	}
-	walk("CreateTokenRequest", mcpapi.Schemas()["CreateTokenRequest"])
+	walk("CreateTokenRequest", interfaces.Schemas()["CreateTokenRequest"])
 }
 
 // wantLimits checks a search answer's echoed limit and budget.

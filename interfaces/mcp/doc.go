@@ -3,11 +3,11 @@
 // transports alike, as thin adapters over interfaces.Service.
 //
 // NewServer builds the server: discover, search, inspect, add_sources and
-// manage_job, registered with Server.AddTool and schemas generated from the
-// /v1 types (InputSchema, OutputSchema, Schemas), and the templates
+// manage_job, registered with Server.AddTool and the schemas of package
+// interfaces (InputSchema, OutputSchema, Schemas), and the templates
 // tychora://schemas/{name}, tychora://kinds/{id}, tychora://evidence/{id}
 // and tychora://assets/{id}. Arguments are validated against the input
-// schema and decoded strictly before any work; results travel as the exact
+// schema and decoded strictly before any work (interfaces.Decode); results travel as the exact
 // JSON bytes in structuredContent (as the one text block for protocols
 // before 2025-06-18); failures are tool errors holding
 // {"error":{"code","message"}}.

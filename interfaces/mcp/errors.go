@@ -32,14 +32,6 @@ func toolError(err error) *mcp.CallToolResult {
 	return res
 }
 
-// invalidArgument words a problem with the caller's arguments, cut to a
-// bounded, valid UTF-8 message.
-func invalidArgument(tool, format string, args ...any) error {
-	e := workspace.Errorf(workspace.CodeInvalidArgument, format, args...)
-	e.Message = workspace.Clip(tool+": "+e.Message, maxMessage)
-	return e
-}
-
 // resourceError maps a failed resource read to the JSON-RPC error the spec
 // asks for: an unknown or out-of-scope id is the SDK's resource-not-found
 // error (-32602); a refused caller is invalid params; anything else an

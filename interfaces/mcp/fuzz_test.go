@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tychora/tychora/interfaces"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/workspace"
 )
@@ -49,10 +50,10 @@ func FuzzToolArguments(f *testing.F) {
 	}
 	own := startOwner(f)
 	cs := memSession(f, own.Service(), ownerP, "")
-	tools := mcpapi.ToolNames()
+	tools := interfaces.ToolNames()
 	f.Fuzz(func(t *testing.T, which uint8, args string) {
 		tool := tools[int(which)%len(tools)]
-		if err := mcpapi.DecodeArgs(tool, []byte(args)); err != nil {
+		if err := func() error { _, err := interfaces.DecodeTool(tool, []byte(args)); return err }(); err != nil {
 			if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
 				t.Fatalf("decoder error %v, want INVALID_ARGUMENT", err)
 			}

@@ -222,11 +222,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeEnvelope(w, http.StatusBadRequest, workspace.Errorf(workspace.CodeInvalidArgument, "cannot read the request body"))
 			return
 		}
-		if err := checkMediaType(r.Header); err != nil {
-			if err.encoding {
+		if err := mcpMedia.CheckMediaType(r.Header.Values("Content-Type"), r.Header.Values("Content-Encoding")); err != nil {
+			if err.Encoding {
 				w.Header().Set("Accept-Encoding", "identity")
 			}
-			writeEnvelope(w, http.StatusUnsupportedMediaType, workspace.Errorf(workspace.CodeInvalidArgument, "%s", err.msg))
+			writeEnvelope(w, http.StatusUnsupportedMediaType, workspace.Errorf(workspace.CodeInvalidArgument, "%s", err.Message))
 			return
 		}
 		switch {

@@ -2,45 +2,16 @@ package mcpapi
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
 )
 
-// mediaTypeError is a body's Content-Type or Content-Encoding refused:
-// 415 with the error envelope (and Accept-Encoding: identity when the
-// encoding was).
-type mediaTypeError struct {
-	msg      string
-	encoding bool
-}
-
-// checkMediaType checks the headers of a POST body: Content-Type
-// application/json (a charset parameter, if any, utf-8; the SDK asks for
-// the type too), no Content-Encoding other than identity.
-func checkMediaType(h http.Header) *mediaTypeError {
-	for _, v := range h.Values("Content-Encoding") {
-		for _, c := range strings.Split(v, ",") {
-			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
-				return &mediaTypeError{msg: "Content-Encoding is not supported: send the body as it is (identity)", encoding: true}
-			}
-		}
-	}
-	cts := h.Values("Content-Type")
-	if len(cts) != 1 {
-		return &mediaTypeError{msg: "Content-Type must be application/json"}
-	}
-	mt, params, err := mime.ParseMediaType(cts[0])
-	if err != nil || mt != "application/json" {
-		return &mediaTypeError{msg: "Content-Type must be application/json"}
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return &mediaTypeError{msg: "Content-Type charset must be utf-8: JSON text is UTF-8"}
-	}
-	return nil
-}
+// mcpMedia is the media type policy of /mcp/: Streamable HTTP requires
+// the Content-Type (the SDK asks for it too).
+var mcpMedia = interfaces.MediaPolicy{RequireContentType: true}
 
 // envelopeWriter passes a response through, except a plain-text refusal
 // (http.Error's: a status of 400 or more with Content-Type text/plain),

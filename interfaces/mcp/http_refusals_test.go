@@ -2,9 +2,13 @@ package mcpapi_test
 
 import (
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -164,4 +168,49 @@ func TestHTTPHandlerOwnMethodCheck(t *testing.T) {
 	}
 	st, h, b := rawRequest(t, "POST", srv.URL+"/", "", map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, initializeBody)
 	wantEnvelope(t, "no principal", st, h, b, http.StatusUnauthorized, workspace.CodeUnauthenticated)
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestSDKRefusalWords pins the words of the refusals go-sdk decides on
+// /mcp/ (a plain-text body, passed on as the envelope's message with the
+// SDK's "Bad Request: " lead cut): the SDK offers no structured error for
+// them, so an upgrade that rewords one fails here, and the golden file
+// shows what changed (go test -run TestSDKRefusalWords -update).
+func TestSDKRefusalWords(t *testing.T) {
+	own := startOwner(t)
+	url := own.URL() + "/mcp/"
+	accept := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	cases := []struct {
+		name, method string
+		hdr          map[string]string
+		body         string
+	}{
+		{"Accept without event-stream", "POST", map[string]string{"Content-Type": "application/json", "Accept": "application/json"}, initializeBody},
+		{"unknown protocol version", "POST", map[string]string{"Content-Type": "application/json", "Accept": accept["Accept"], "Mcp-Protocol-Version": "2024-01-01"}, initializeBody},
+		{"DELETE without a session", "DELETE", nil, ""},
+		{"DELETE without sessions (2026-07-28)", "DELETE", map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, ""},
+	}
+	var got strings.Builder
+	for _, c := range cases {
+		st, h, b := rawRequest(t, c.method, url, own.Token(), c.hdr, c.body)
+		var eb interfaces.ErrorBody
+		if err := json.Unmarshal(b, &eb); err != nil || h.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %d %q is not the envelope", c.name, st, b)
+		}
+		fmt.Fprintf(&got, "%s: %d %s %s\n", c.name, st, eb.Error.Code, eb.Error.Message)
+	}
+	golden := filepath.Join("testdata", "sdk_refusals.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("the SDK's refusals read\n%s\nwant (%s)\n%s", got.String(), golden, want)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
@@ -105,7 +106,7 @@ func (s *server) resourceSpecs() []resourceSpec {
 					return nil, err
 				}
 				if len(a.Bytes) > interfaces.MaxAssetBytes {
-					return nil, workspace.Errorf(workspace.CodeOutputBudgetExceeded, "the asset is %d bytes, over the %d-byte limit", len(a.Bytes), interfaces.MaxAssetBytes)
+					return nil, interfaces.ErrAssetTooLarge
 				}
 				blob := a.Bytes
 				if blob == nil {
@@ -125,7 +126,7 @@ func (s *server) addResources(srv *mcp.Server) {
 		srv.AddResourceTemplate(spec.template, h)
 		switch spec.prefix {
 		case schemaURIPrefix:
-			for _, name := range SchemaNames() {
+			for _, name := range interfaces.SchemaNames() {
 				srv.AddResource(&mcp.Resource{URI: schemaURIPrefix + name, Name: name, Title: "JSON Schema: " + name, MIMEType: mimeSchema}, h)
 			}
 		case kindURIPrefix:
@@ -200,4 +201,19 @@ func jsonContents(mime string, v any) (*mcp.ResourceContents, error) {
 		return nil, workspace.Wrap(workspace.CodeInternal, err, "internal error")
 	}
 	return &mcp.ResourceContents{MIMEType: mime, Text: string(b)}, nil
+}
+
+// schemaDocument returns the schema called name as a standalone document
+// with $schema and $id set, or nil when there is none.
+func schemaDocument(name string) *jsonschema.Schema {
+	d := interfaces.Schema(name)
+	if d == nil {
+		return nil
+	}
+	d.Schema = interfaces.SchemaDialect
+	d.ID = schemaURIPrefix + name
+	if d.Title == "" {
+		d.Title = name
+	}
+	return d
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/sources"
 )
 
@@ -76,7 +76,7 @@ func readResource(t testing.TB, cs *mcp.ClientSession, uri string) (*mcp.Resourc
 func TestSchemaResources(t *testing.T) {
 	own := startOwner(t)
 	cs := memSession(t, own.Service(), readerP, "")
-	for _, name := range mcpapi.SchemaNames() {
+	for _, name := range interfaces.SchemaNames() {
 		c, err := readResource(t, cs, "tychora://schemas/"+name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -88,7 +88,7 @@ func TestSchemaResources(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.Text), &s); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if s.Schema != mcpapi.SchemaDialect || s.ID != "tychora://schemas/"+name {
+		if s.Schema != interfaces.SchemaDialect || s.ID != "tychora://schemas/"+name {
 			t.Errorf("%s: $schema %q $id %q", name, s.Schema, s.ID)
 		}
 		if _, err := s.Resolve(nil); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/tychora/tychora/interfaces"
-	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/query"
 )
@@ -30,8 +29,8 @@ func walkObjects(s *jsonschema.Schema, path string, f func(path string, s *jsons
 }
 
 func TestInputSchemasAreClosed(t *testing.T) {
-	for _, tool := range mcpapi.ToolNames() {
-		s := mcpapi.InputSchema(tool)
+	for _, tool := range interfaces.ToolNames() {
+		s := interfaces.InputSchema(tool)
 		if s == nil || s.Type != "object" {
 			t.Fatalf("%s: input schema %v, want type object", tool, s)
 		}
@@ -60,32 +59,32 @@ func TestInputSchemasAreClosed(t *testing.T) {
 }
 
 func TestOutputSchemasAreObjects(t *testing.T) {
-	for _, tool := range mcpapi.ToolNames() {
-		s := mcpapi.OutputSchema(tool)
+	for _, tool := range interfaces.ToolNames() {
+		s := interfaces.OutputSchema(tool)
 		if s == nil || s.Type != "object" {
 			t.Fatalf("%s: output schema %v, want type object at the root", tool, s)
 		}
 	}
-	if mcpapi.InputSchema("nope") != nil || mcpapi.OutputSchema("nope") != nil {
+	if interfaces.InputSchema("nope") != nil || interfaces.OutputSchema("nope") != nil {
 		t.Error("an unknown tool has a schema")
 	}
 }
 
 func TestSchemasAreCopies(t *testing.T) {
-	s := mcpapi.InputSchema(mcpapi.ToolSearch)
+	s := interfaces.InputSchema(interfaces.ToolSearch)
 	s.Properties["request"] = nil
-	if mcpapi.InputSchema(mcpapi.ToolSearch).Properties["request"] == nil {
+	if interfaces.InputSchema(interfaces.ToolSearch).Properties["request"] == nil {
 		t.Fatal("changing a returned schema changed the served one")
 	}
-	all := mcpapi.Schemas()
+	all := interfaces.Schemas()
 	delete(all, "QueryResult")
-	if _, ok := mcpapi.Schemas()["QueryResult"]; !ok {
+	if _, ok := interfaces.Schemas()["QueryResult"]; !ok {
 		t.Fatal("Schemas shares its map")
 	}
 }
 
 func TestSchemaNames(t *testing.T) {
-	names := mcpapi.SchemaNames()
+	names := interfaces.SchemaNames()
 	for _, want := range []string{"DiscoverArgs", "SearchArgs", "InspectArgs", "AddSourcesRequest", "ManageJobRequest",
 		"DiscoverResult", "QueryResult", "InspectResult", "JobResult", "ManageJobResult",
 		"QueryRequest", "SourceInput", "JobHandle", "Evidence", "EvidenceResult", "KindDefinition", "ErrorBody"} {
@@ -93,7 +92,7 @@ func TestSchemaNames(t *testing.T) {
 			t.Errorf("no schema %s in %v", want, names)
 		}
 	}
-	for name, s := range mcpapi.Schemas() {
+	for name, s := range interfaces.Schemas() {
 		if _, err := s.Resolve(nil); err != nil {
 			t.Errorf("%s does not resolve: %v", name, err)
 		}
@@ -112,7 +111,7 @@ func validate(t testing.TB, tool string, v any) {
 
 func validateJSON(t testing.TB, tool string, b []byte) {
 	t.Helper()
-	rs, err := mcpapi.OutputSchema(tool).Resolve(nil)
+	rs, err := interfaces.OutputSchema(tool).Resolve(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +130,14 @@ func TestOutputSchemasMatchResults(t *testing.T) {
 	job := jobs.Job{ID: "j1", Kind: jobs.KindAdd, State: jobs.StateFailed, SourceID: "s1", CollectionID: "default",
 		Attempt: 2, Error: &jobs.JobError{Code: "INTERNAL", Message: "boom"}, CreatedAt: now, StartedAt: &now, FinishedAt: &now}
 	text := "body"
-	validate(t, mcpapi.ToolDiscover, interfaces.DiscoverResult{Subject: "sources", Items: []any{map[string]any{"id": "s1"}}})
-	validate(t, mcpapi.ToolDiscover, interfaces.DiscoverResult{Subject: "kinds", Items: []any{}, NextCursor: &cursor})
-	validate(t, mcpapi.ToolSearch, query.QueryResult{})
-	validate(t, mcpapi.ToolSearch, query.QueryResult{RunID: "r", Hits: []query.Hit{{EvidenceID: "e", HeadingPath: []string{"a"}, Text: &text}}, NextCursor: &cursor})
-	validate(t, mcpapi.ToolInspect, interfaces.InspectResult{Result: map[string]any{"x": 1}})
-	validate(t, mcpapi.ToolAddSources, interfaces.JobResult{Job: job})
-	validate(t, mcpapi.ToolAddSources, interfaces.JobResult{Job: jobs.Job{ID: "j", State: jobs.StateQueued, CreatedAt: now}})
-	validate(t, mcpapi.ToolManageJob, interfaces.ManageJobResult{Job: &job})
-	validate(t, mcpapi.ToolManageJob, interfaces.ManageJobResult{Jobs: []jobs.Job{job}, NextCursor: &cursor})
-	validate(t, mcpapi.ToolManageJob, interfaces.ManageJobResult{})
+	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "sources", Items: []json.RawMessage{json.RawMessage(`{"id":"s1"}`)}})
+	validate(t, interfaces.ToolDiscover, interfaces.DiscoverResult{Subject: "kinds", Items: []json.RawMessage{}, NextCursor: &cursor})
+	validate(t, interfaces.ToolSearch, query.QueryResult{})
+	validate(t, interfaces.ToolSearch, query.QueryResult{RunID: "r", Hits: []query.Hit{{EvidenceID: "e", HeadingPath: []string{"a"}, Text: &text}}, NextCursor: &cursor})
+	validate(t, interfaces.ToolInspect, interfaces.InspectResult{Result: json.RawMessage(`{"x":1}`)})
+	validate(t, interfaces.ToolAddSources, interfaces.JobResult{Job: job})
+	validate(t, interfaces.ToolAddSources, interfaces.JobResult{Job: jobs.Job{ID: "j", State: jobs.StateQueued, CreatedAt: now}})
+	validate(t, interfaces.ToolManageJob, interfaces.ManageJobResult{Job: &job})
+	validate(t, interfaces.ToolManageJob, interfaces.ManageJobResult{Jobs: []jobs.Job{job}, NextCursor: &cursor})
+	validate(t, interfaces.ToolManageJob, interfaces.ManageJobResult{})
 }

@@ -177,7 +177,7 @@ func (s *server) listTools(next mcp.MethodHandler) mcp.MethodHandler {
 		legacy := !structured(lreq.ProtocolVersion())
 		tools := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
-			if t.Name == ToolAddSources && !canWrite {
+			if t.Name == interfaces.ToolAddSources && !canWrite {
 				continue
 			}
 			if legacy && t.OutputSchema != nil {

@@ -38,7 +38,11 @@ func (s *stub) Inspect(ctx context.Context, _ interfaces.InspectArgs) (interface
 	if _, err := workspace.CallerFrom(ctx); err != nil {
 		return interfaces.InspectResult{}, err
 	}
-	return interfaces.InspectResult{Result: s.inspect}, nil
+	b, err := json.Marshal(s.inspect)
+	if err != nil {
+		return interfaces.InspectResult{}, err
+	}
+	return interfaces.InspectResult{Result: b}, nil
 }
 
 // sampleStructured is a search result as the service encodes it: compact

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
-	"github.com/tychora/tychora/render"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -42,14 +41,14 @@ func toolSpecs() []toolSpec {
 	return []toolSpec{
 		{
 			tool: &mcp.Tool{
-				Name:        ToolDiscover,
+				Name:        interfaces.ToolDiscover,
 				Title:       "Discover",
 				Description: discoverDescription,
 				Annotations: readOnly("Discover"),
 			},
 			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
-				args, err := decodeArgs[interfaces.DiscoverArgs](ToolDiscover, raw)
+				args, err := interfaces.Decode[interfaces.DiscoverArgs](interfaces.ToolDiscover, raw)
 				if err != nil {
 					return answer{}, err
 				}
@@ -58,7 +57,7 @@ func toolSpecs() []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{
-				Name:        ToolSearch,
+				Name:        interfaces.ToolSearch,
 				Title:       "Search",
 				Description: searchDescription,
 				Annotations: readOnly("Search"),
@@ -68,14 +67,14 @@ func toolSpecs() []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{
-				Name:        ToolInspect,
+				Name:        interfaces.ToolInspect,
 				Title:       "Inspect a source",
 				Description: inspectDescription,
 				Annotations: readOnly("Inspect a source"),
 			},
 			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
-				args, err := decodeArgs[interfaces.InspectArgs](ToolInspect, raw)
+				args, err := interfaces.Decode[interfaces.InspectArgs](interfaces.ToolInspect, raw)
 				if err != nil {
 					return answer{}, err
 				}
@@ -84,14 +83,14 @@ func toolSpecs() []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{
-				Name:        ToolAddSources,
+				Name:        interfaces.ToolAddSources,
 				Title:       "Add or sync sources",
 				Description: addSourcesDescription,
 				Annotations: &mcp.ToolAnnotations{Title: "Add or sync sources", ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
 			},
 			grant: workspace.GrantWrite,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
-				args, err := decodeArgs[interfaces.AddSourcesRequest](ToolAddSources, raw)
+				args, err := interfaces.Decode[interfaces.AddSourcesRequest](interfaces.ToolAddSources, raw)
 				if err != nil {
 					return answer{}, err
 				}
@@ -100,7 +99,7 @@ func toolSpecs() []toolSpec {
 		},
 		{
 			tool: &mcp.Tool{
-				Name:        ToolManageJob,
+				Name:        interfaces.ToolManageJob,
 				Title:       "Manage source jobs",
 				Description: manageJobDescription,
 				Annotations: &mcp.ToolAnnotations{Title: "Manage source jobs", ReadOnlyHint: false, DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
@@ -109,7 +108,7 @@ func toolSpecs() []toolSpec {
 			// and retry.
 			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
-				args, err := decodeArgs[interfaces.ManageJobRequest](ToolManageJob, raw)
+				args, err := interfaces.Decode[interfaces.ManageJobRequest](interfaces.ToolManageJob, raw)
 				if err != nil {
 					return answer{}, err
 				}
@@ -122,12 +121,9 @@ func toolSpecs() []toolSpec {
 // search forwards the service's structured bytes untouched: the token
 // budget counted exactly them.
 func search(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
-	args, err := decodeArgs[interfaces.SearchArgs](ToolSearch, raw)
+	args, err := interfaces.Decode[interfaces.SearchArgs](interfaces.ToolSearch, raw)
 	if err != nil {
 		return answer{}, err
-	}
-	if (args.Request == nil) == (args.ReplayRunID == "") {
-		return answer{}, invalidArgument(ToolSearch, "give exactly one of request and replay_run_id")
 	}
 	out, err := svc.Search(ctx, args)
 	if err != nil {
@@ -168,8 +164,8 @@ func isJSONObject(b []byte) bool {
 // addTools registers the five tools with their schemas.
 func (s *server) addTools(srv *mcp.Server) {
 	for _, spec := range toolSpecs() {
-		spec.tool.InputSchema = InputSchema(spec.tool.Name)
-		spec.tool.OutputSchema = OutputSchema(spec.tool.Name)
+		spec.tool.InputSchema = interfaces.InputSchema(spec.tool.Name)
+		spec.tool.OutputSchema = interfaces.OutputSchema(spec.tool.Name)
 		srv.AddTool(spec.tool, s.toolHandler(spec))
 	}
 }
@@ -249,7 +245,7 @@ func resultBound(ans answer) int {
 }
 
 func tooLarge(n int) *mcp.CallToolResult {
-	return toolError(render.CheckResultSize(n))
+	return toolError(interfaces.CheckResultSize(n))
 }
 
 // failure is what a call that failed with err answers, and logs what the

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tychora/tychora/interfaces"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
 	"github.com/tychora/tychora/workspace"
 )
@@ -61,6 +62,17 @@ func TestToolsList(t *testing.T) {
 		if len(tool.Description) < 200 {
 			t.Errorf("%s: description too thin for a model: %q", name, tool.Description)
 		}
+		// One complete example call, which the tool takes: its ids may
+		// name nothing (NOT_FOUND), but its arguments are valid.
+		ex := interfaces.ToolExample(name)
+		if ex == "" || strings.Count(tool.Description, "Example: "+ex) != 1 {
+			t.Errorf("%s: the description does not carry its example call %s once", name, ex)
+		}
+		if res := call(t, cs, name, json.RawMessage(ex)); res.IsError {
+			if code := envelope(t, res); code == workspace.CodeInvalidArgument {
+				t.Errorf("%s: the example %s is refused: %s", name, ex, res.Content[0].(*mcp.TextContent).Text)
+			}
+		}
 		in, _ := tool.InputSchema.(map[string]any)
 		if in["type"] != "object" || in["additionalProperties"] != false {
 			t.Errorf("%s: input schema root %v", name, dump(in))
@@ -70,7 +82,7 @@ func TestToolsList(t *testing.T) {
 			t.Errorf("%s: output schema root type %v, want object", name, out["type"])
 		}
 		// The advertised schema is InputSchema's.
-		want, _ := json.Marshal(mcpapi.InputSchema(name))
+		want, _ := json.Marshal(interfaces.InputSchema(name))
 		got, _ := json.Marshal(tool.InputSchema)
 		var w, g any
 		_ = json.Unmarshal(want, &w)

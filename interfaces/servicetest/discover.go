@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
@@ -26,7 +27,7 @@ func testDiscover(t *testing.T, h Harness) {
 	}
 	// Paging one at a time visits every kind once.
 	all := get("kinds", 0, "")
-	var paged []any
+	var paged []json.RawMessage
 	cursor := ""
 	for i := 0; i < 50; i++ {
 		page := get("kinds", 1, cursor)

@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,10 +130,11 @@ func testRemoveSource(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	for _, it := range page.Items {
-		if m, ok := it.(map[string]any); ok && m["id"] == one.SourceID {
-			t.Fatal("discover sources still lists the removed source")
+		var s query.SourceItem
+		if err := json.Unmarshal(it, &s); err != nil {
+			t.Fatalf("discover sources item %s: %v", it, err)
 		}
-		if s, ok := it.(query.SourceItem); ok && s.ID == one.SourceID {
+		if s.ID == one.SourceID {
 			t.Fatal("discover sources still lists the removed source")
 		}
 	}

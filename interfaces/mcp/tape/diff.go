@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/tychora/tychora/workspace"
 )
 
 // Outcome is the verdict of Diff, and the exit status of tychora tape diff.
@@ -125,7 +126,7 @@ func Diff(a, b *Tape, o DiffOptions) DiffResult {
 func describe(x *Exchange) string {
 	if x.Tool != "" {
 		args := toolArguments(x.Params)
-		return fmt.Sprintf("%s %s %s", x.Method, x.Tool, clip(args, 120))
+		return fmt.Sprintf("%s %s %s", x.Method, x.Tool, workspace.Clip(args, 120))
 	}
 	if handshake(x.Method) {
 		return x.Method
@@ -134,7 +135,7 @@ func describe(x *Exchange) string {
 	if err != nil || string(c) == "{}" {
 		return x.Method
 	}
-	return x.Method + " " + clip(string(c), 120)
+	return x.Method + " " + workspace.Clip(string(c), 120)
 }
 
 func toolArguments(params json.RawMessage) string {
@@ -147,13 +148,6 @@ func toolArguments(params json.RawMessage) string {
 		return string(p.Arguments)
 	}
 	return string(c)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func before(xs []*Exchange, i, n int) []*Exchange {

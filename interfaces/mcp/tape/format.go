@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -210,13 +211,10 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 func parseEvent(line []byte) (Event, error) {
 	var e Event
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return e, fmt.Errorf("not a trace event: %v", err)
-	}
-	if dec.More() {
+	if err := interfaces.DecodeStrict(line, &e); errors.Is(err, interfaces.ErrTrailingData) {
 		return e, errors.New("not a trace event: text after the object")
+	} else if err != nil {
+		return e, fmt.Errorf("not a trace event: %v", err)
 	}
 	switch e.Dir {
 	case FromClient, FromServer:

@@ -1,4 +1,4 @@
-package mcpapi
+package interfaces
 
 import (
 	"fmt"
@@ -11,26 +11,11 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
-
-// The five tools.
-const (
-	ToolDiscover   = "discover"
-	ToolSearch     = "search"
-	ToolInspect    = "inspect"
-	ToolAddSources = "add_sources"
-	ToolManageJob  = "manage_job"
-)
-
-// ToolNames returns the five tool names in a stable order.
-func ToolNames() []string {
-	return []string{ToolDiscover, ToolSearch, ToolInspect, ToolAddSources, ToolManageJob}
-}
 
 // SchemaDialect is the JSON Schema draft of every schema here.
 const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
@@ -65,7 +50,7 @@ var loadSchemas = sync.OnceValue(func() *schemaSet {
 	if err != nil {
 		// The types are fixed at compile time and a test builds them: this
 		// cannot happen in a build that passed its tests.
-		panic(fmt.Sprintf("mcpapi: building schemas: %v", err))
+		panic(fmt.Sprintf("interfaces: building schemas: %v", err))
 	}
 	return s
 })
@@ -110,20 +95,14 @@ func SchemaNames() []string {
 	return names
 }
 
-// schemaDocument returns the schema called name as a standalone document
-// with $schema and $id set, or nil when there is none.
-func schemaDocument(name string) *jsonschema.Schema {
+// Schema returns a copy of the schema called name (one of SchemaNames),
+// or nil.
+func Schema(name string) *jsonschema.Schema {
 	s, ok := loadSchemas().named[name]
 	if !ok {
 		return nil
 	}
-	d := s.CloneSchemas()
-	d.Schema = SchemaDialect
-	d.ID = schemaURIPrefix + name
-	if d.Title == "" {
-		d.Title = name
-	}
-	return d
+	return s.CloneSchemas()
 }
 
 func forType[T any](input bool) (*jsonschema.Schema, error) {
@@ -155,32 +134,32 @@ func buildSchemas() (*schemaSet, error) {
 	}
 
 	// Tool arguments (inputs: no null alternatives, closed sets as enums).
-	if s := add("DiscoverArgs")(forType[interfaces.DiscoverArgs](true)); s != nil {
+	if s := add("DiscoverArgs")(forType[DiscoverArgs](true)); s != nil {
 		s.Description = "Arguments of discover: what to list."
 		describeDiscoverRequest(prop(s, "request"))
 		setRange(prop(s, "request", "limit"), 1, maxDiscoverLimit)
 	}
-	if s := add("SearchArgs")(forType[interfaces.SearchArgs](true)); s != nil {
+	if s := add("SearchArgs")(forType[SearchArgs](true)); s != nil {
 		s.Description = `Arguments of search: a request ({"request":{"question":"..."}} is enough) or the id of a retained run to replay, never both; and an optional render.`
 		describeQueryRequest(prop(s, "request"))
-		setEnum(prop(s, "render"), interfaces.RenderAgent, interfaces.RenderMarkdown, interfaces.RenderHierarchical)
+		setEnum(prop(s, "render"), RenderAgent, RenderMarkdown, RenderHierarchical)
 	}
-	if s := add("InspectArgs")(forType[interfaces.InspectArgs](true)); s != nil {
+	if s := add("InspectArgs")(forType[InspectArgs](true)); s != nil {
 		s.Description = "Arguments of inspect: the subject and the source it is about."
-		setEnum(prop(s, "request", "subject"), interfaces.InspectSubjects...)
+		setEnum(prop(s, "request", "subject"), InspectSubjects...)
 		setRange(prop(s, "request", "limit"), 1, maxInspectLimit)
 		setRange(prop(s, "request", "start_line"), 1, query.MaxContentLine)
 		setRange(prop(s, "request", "end_line"), 1, query.MaxContentLine)
 		setRange(prop(s, "request", "budget", "max_tokens"), 1, query.MaxBudgetTokens)
 	}
-	if s := add("AddSourcesRequest")(forType[interfaces.AddSourcesRequest](true)); s != nil {
+	if s := add("AddSourcesRequest")(forType[AddSourcesRequest](true)); s != nil {
 		s.Description = `Arguments of add_sources: {"action":"add","source":{...}} or {"action":"sync","source_id":"..."}.`
-		setEnum(prop(s, "action"), interfaces.SourceActionAdd, interfaces.SourceActionSync)
+		setEnum(prop(s, "action"), SourceActionAdd, SourceActionSync)
 		describeSourceInput(prop(s, "source"))
 	}
-	if s := add("ManageJobRequest")(forType[interfaces.ManageJobRequest](true)); s != nil {
+	if s := add("ManageJobRequest")(forType[ManageJobRequest](true)); s != nil {
 		s.Description = "Arguments of manage_job: list takes state, cursor and limit; get, cancel and retry take job_id."
-		setEnum(prop(s, "action"), interfaces.JobActionList, interfaces.JobActionGet, interfaces.JobActionCancel, interfaces.JobActionRetry)
+		setEnum(prop(s, "action"), JobActionList, JobActionGet, JobActionCancel, JobActionRetry)
 		setEnum(prop(s, "state"), jobStates...)
 		setRange(prop(s, "limit"), 1, maxJobLimit)
 	}
@@ -188,13 +167,13 @@ func buildSchemas() (*schemaSet, error) {
 	if s := add("QueryRequest")(forType[query.QueryRequest](true)); s != nil {
 		describeQueryRequest(s)
 	}
-	if s := add("SourceInput")(forType[interfaces.SourceInput](true)); s != nil {
+	if s := add("SourceInput")(forType[SourceInput](true)); s != nil {
 		describeSourceInput(s)
 	}
-	add("CreateTokenRequest")(forType[interfaces.CreateTokenRequest](true))
+	add("CreateTokenRequest")(forType[CreateTokenRequest](true))
 
 	// Results (outputs: nullable fields stay nullable).
-	if s := add("DiscoverResult")(forType[interfaces.DiscoverResult](false)); s != nil {
+	if s := add("DiscoverResult")(forType[DiscoverResult](false)); s != nil {
 		s.Description = "One page of items of the subject; next_cursor is null on the last page."
 		if items := prop(s, "items"); items != nil {
 			items.Items = &jsonschema.Schema{Type: "object", Description: "one item; its fields depend on the subject"}
@@ -203,30 +182,30 @@ func buildSchemas() (*schemaSet, error) {
 	if s := add("QueryResult")(forType[query.QueryResult](false)); s != nil {
 		s.Description = "A search answer fitted to the token budget: hits best first; truncated is true when not everything that matched fits; next_cursor continues the result."
 	}
-	if s := add("InspectResult")(forType[interfaces.InspectResult](false)); s != nil {
+	if s := add("InspectResult")(forType[InspectResult](false)); s != nil {
 		s.Description = "The answer about the subject, under result."
 		if s.Properties != nil {
 			s.Properties["result"] = &jsonschema.Schema{Type: "object", Description: "the subject's answer; its fields depend on the subject"}
 		}
 	}
-	if s := add("JobResult")(forType[interfaces.JobResult](false)); s != nil {
+	if s := add("JobResult")(forType[JobResult](false)); s != nil {
 		s.Description = "A source job (JobHandle)."
 	}
-	if s := add("ManageJobResult")(forType[interfaces.ManageJobResult](false)); s != nil {
+	if s := add("ManageJobResult")(forType[ManageJobResult](false)); s != nil {
 		s.Description = `{"job":JobHandle} for get, cancel and retry; {"jobs":[JobHandle...],"next_cursor":...} for list.`
 	}
 	add("JobHandle")(forType[jobs.Job](false))
 	add("Evidence")(forType[query.Evidence](false))
-	add("EvidenceResult")(forType[interfaces.EvidenceResult](false))
+	add("EvidenceResult")(forType[EvidenceResult](false))
 	add("KindDefinition")(forType[sources.KindDef](false))
-	add("ErrorBody")(forType[interfaces.ErrorBody](false))
-	add("HealthResult")(forType[interfaces.HealthResult](false))
-	add("StatusResult")(forType[interfaces.StatusResult](false))
-	add("TokenList")(forType[interfaces.TokenList](false))
+	add("ErrorBody")(forType[ErrorBody](false))
+	add("HealthResult")(forType[HealthResult](false))
+	add("StatusResult")(forType[StatusResult](false))
+	add("TokenList")(forType[TokenList](false))
 	add("TokenRecord")(forType[workspace.TokenRecord](false))
-	add("CreatedToken")(forType[interfaces.CreatedToken](false))
-	add("RevokedToken")(forType[interfaces.RevokedToken](false))
-	add("RemovedSource")(forType[interfaces.RemovedSource](false))
+	add("CreatedToken")(forType[CreatedToken](false))
+	add("RevokedToken")(forType[RevokedToken](false))
+	add("RemovedSource")(forType[RemovedSource](false))
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -360,7 +339,7 @@ func noBooleanSchemas(s *jsonschema.Schema) {
 }
 
 func describeDiscoverRequest(s *jsonschema.Schema) {
-	setEnum(prop(s, "subject"), interfaces.DiscoverSubjects...)
+	setEnum(prop(s, "subject"), DiscoverSubjects...)
 }
 
 // describeQueryRequest documents QueryRequest, whose Go type carries doc
