@@ -1,8 +1,6 @@
 package render
 
 import (
-	"encoding/json"
-
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -19,17 +17,4 @@ func CheckResultSize(n int) error {
 	return workspace.Errorf(workspace.CodeOutputBudgetExceeded,
 		"the result is %d bytes, over the %d-byte (4 MiB) limit of one tool result: narrow the request (a smaller limit or budget, fewer items, or without include_content)",
 		n, MaxResultBytes)
-}
-
-// MarshalCapped encodes v with encoding/json and applies CheckResultSize to
-// the bytes.
-func MarshalCapped(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, workspace.Wrap(workspace.CodeInternal, err, "encode result")
-	}
-	if err := CheckResultSize(len(b)); err != nil {
-		return nil, err
-	}
-	return b, nil
 }

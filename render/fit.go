@@ -74,12 +74,6 @@ type FitOutput struct {
 	Costs []HitCost
 }
 
-// V1JSON is the /v1 response body: Structured, which holds "rendered" when
-// a render was asked for (docs/render.md).
-func (o *FitOutput) V1JSON() ([]byte, error) {
-	return o.Structured, nil
-}
-
 // Fit sizes an answer to its budget on the exact bytes a client receives
 // (DESIGN §6; docs/render.md). It keeps the best hits whole in rank order
 // while they fit, cuts the next at a line boundary when at least one line

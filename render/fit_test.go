@@ -200,10 +200,7 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 	}
 	if in.Format != FormatNone {
 		checkRendered(t, in.Format, shown, out.Rendered)
-		v1, err := out.V1JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
+		v1 := out.Structured
 		var body struct {
 			Rendered *string `json:"rendered"`
 		}
@@ -480,22 +477,21 @@ func TestFitCutsAtLines(t *testing.T) {
 	}
 }
 
-func TestV1JSON(t *testing.T) {
+// Structured is the /v1 body as it is: the result, with "rendered" when a
+// render was asked for.
+func TestStructuredIsTheResult(t *testing.T) {
 	for _, f := range formats {
 		out, err := Fit(context.Background(), FitInput{Result: benchResult(realisticHits(2)), MaxTokens: 4000, Format: f})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := out.V1JSON()
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := out.Structured
 		want := out.Result
 		if f != FormatNone {
 			want.Rendered = &out.Rendered
 		}
 		if b, _ := json.Marshal(want); !bytes.Equal(got, b) {
-			t.Errorf("%s: V1JSON = %s, want %s", f, got, b)
+			t.Errorf("%s: Structured = %s, want %s", f, got, b)
 		}
 	}
 }
@@ -507,12 +503,6 @@ func TestCheckResultSize(t *testing.T) {
 	err := CheckResultSize(MaxResultBytes + 1)
 	if workspace.ErrorCode(err) != workspace.CodeOutputBudgetExceeded || len(workspace.ErrorMessage(err)) > 300 {
 		t.Errorf("over the cap: %v", err)
-	}
-	if _, err := MarshalCapped(strings.Repeat("x", MaxResultBytes)); workspace.ErrorCode(err) != workspace.CodeOutputBudgetExceeded {
-		t.Errorf("MarshalCapped over the cap: %v", err)
-	}
-	if b, err := MarshalCapped(map[string]int{"a": 1}); err != nil || string(b) != `{"a":1}` {
-		t.Errorf("MarshalCapped = %s, %v", b, err)
 	}
 }
 
