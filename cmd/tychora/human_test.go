@@ -67,7 +67,7 @@ func TestHumanOutput(t *testing.T) {
 	if err := os.Remove(filepath.Join(proj, "main.go")); err != nil {
 		t.Fatal(err)
 	}
-	if out := human("sync", src); !strings.Contains(out, "1 file removed from the index") {
+	if out := human("sync", src); !strings.Contains(out, "1 file removed from the index") || !strings.Contains(out, " unchanged, 0 skipped, 1 deleted, ") {
 		t.Errorf("sync after a deletion:\n%s", out)
 	}
 	r = tychora(t, ws, "jobs", "list", "--json")
