@@ -14,20 +14,28 @@ import (
 type syncRunner struct {
 	ix      func() *sources.Indexer // the indexer of the settings in force
 	applied func()                  // called after a sync that applied a revision
-	// began and ended tell the watcher of each run (nil: nothing to tell).
-	began func(sourceID string)
+	// began and ended tell the watcher of each run (nil: nothing to tell);
+	// began returns the changes the watcher saw since the last run.
+	began func(sourceID string) (paths []string, all bool)
 	ended func(ctx context.Context, sourceID string, ok bool, dirs []string)
 	log   *slog.Logger
 }
 
 func (r syncRunner) Run(ctx context.Context, j jobs.Job, report func(jobs.Progress)) error {
+	var seen []string
+	all := false
 	if r.began != nil {
-		r.began(j.SourceID)
+		seen, all = r.began(j.SourceID)
+	}
+	opts := sources.SyncOptions{Progress: func(p sources.Progress) { report(jobs.Progress(p)) }}
+	// A sync that watching asked for looks only at the paths that changed:
+	// those the job names, and those the watcher saw since it was queued
+	// (docs/ingest.md, "Path-limited syncs").
+	if paths, limited := j.Paths(); limited && j.Kind == jobs.KindSync && !all {
+		opts.Paths = append(append(make([]string, 0, len(paths)+len(seen)), paths...), seen...)
 	}
 	ix := r.ix()
-	st, err := ix.Sync(ctx, j.SourceID, sources.SyncOptions{
-		Progress: func(p sources.Progress) { report(jobs.Progress(p)) },
-	})
+	st, err := ix.Sync(ctx, j.SourceID, opts)
 	if r.ended != nil {
 		r.ended(ctx, j.SourceID, err == nil, st.Dirs)
 	}
