@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -56,6 +57,8 @@ func main() {
 	idle := flag.Duration("idle", time.Minute, "how long the idle owner is measured")
 	branch := flag.String("branch", "bench-other", "a branch of the tree that changes the files of -checkout-list")
 	list := flag.String("checkout-list", "", "the files the branch changes, one a line, in token order (zqco0000x, ...)")
+	idleProfile := flag.String("idle-cpuprofile", "", "write a CPU profile of the idle window to this file")
+	checkoutProfile := flag.String("checkout-cpuprofile", "", "write a CPU profile of the checkout to this file")
 	flag.Parse()
 	if *tree == "" {
 		fail(fmt.Errorf("-tree is required"))
@@ -98,8 +101,10 @@ func main() {
 
 	// Idle: no change on disk for the whole window.
 	time.Sleep(2 * time.Second)
+	stopProfile := profile(*idleProfile, 1000)
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(*idle)
+	stopProfile()
 	rep.IdleSeconds = time.Since(wall0).Seconds()
 	rep.IdleCPUPercent = 100 * (cpuTime() - cpu0).Seconds() / rep.IdleSeconds
 
@@ -150,6 +155,7 @@ func main() {
 	rep.CheckoutFiles = len(strings.Fields(git(*tree, "diff", "--name-only", "HEAD", *branch)))
 	before := time.Now()
 	jobsBefore := countJobs(octx, svc, srcID)
+	stopProfile = profile(*checkoutProfile, 0)
 	git(*tree, "checkout", "-q", *branch)
 	time.Sleep(50 * time.Millisecond)
 	for !idleSource(octx, svc, srcID) {
@@ -160,6 +166,7 @@ func main() {
 		waitFound(octx, svc, fmt.Sprintf("zqco%04dx", k), 1, 30*time.Second)
 	}
 	rep.CheckoutMS = ms(time.Since(before))
+	stopProfile()
 	rep.CheckoutJobs = countJobs(octx, svc, srcID) - jobsBefore
 	if revs, err := svc.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "revisions", SourceID: srcID, Limit: rep.CheckoutJobs}}); err == nil {
 		b, _ := json.Marshal(revs.Result)
@@ -178,6 +185,31 @@ func main() {
 	}
 	out, _ := json.MarshalIndent(rep, "", "  ")
 	fmt.Println(string(out))
+}
+
+// profile starts a CPU profile written to file ("" for none) at rate
+// samples a second (0: the default, 100), and returns what stops it. An
+// idle process needs a high rate to get any samples at all.
+func profile(file string, rate int) func() {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fail(err)
+	}
+	if rate > 0 {
+		runtime.SetCPUProfileRate(rate)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fail(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
+	}
 }
 
 func start(ctx context.Context, ws string) *tyruntime.Owner {
