@@ -109,25 +109,49 @@ func (q *Queue) poke() {
 	}
 }
 
+// recheckEvery is the safety net of idle workers: how often they look
+// for a queued job that no wake-up announced (a claim that failed, say).
+// The look is a read; only a queued job makes it a claim.
+const recheckEvery = time.Minute
+
+// worker claims and runs jobs. Every enqueue and retry wakes a worker;
+// between them an idle worker sleeps, with no timer shorter than
+// recheckEvery, so that an idle owner costs next to no CPU.
 func (q *Queue) worker() {
 	defer q.wg.Done()
+	t := time.NewTimer(recheckEvery)
+	defer t.Stop()
+	claim := true
 	for {
-		job, ok, err := q.claim()
-		if err != nil && q.ctx.Err() == nil {
-			q.log.Error("claim job", "err", err)
+		if claim {
+			job, ok, err := q.claim()
+			if err != nil && q.ctx.Err() == nil {
+				q.log.Error("claim job", "err", err)
+			}
+			if ok {
+				q.poke() // more may be queued: another worker looks
+				q.runJob(job)
+				q.poke() // another worker may have slept through a wake
+				continue
+			}
 		}
-		if ok {
-			q.runJob(job)
-			q.poke() // another worker may have slept through a wake
-			continue
-		}
+		t.Reset(recheckEvery)
 		select {
 		case <-q.ctx.Done():
 			return
 		case <-q.wake:
-		case <-time.After(2 * time.Second):
+			claim = true
+		case <-t.C:
+			claim = q.anyQueued()
 		}
 	}
+}
+
+// anyQueued reports whether a job is queued, with a read.
+func (q *Queue) anyQueued() bool {
+	var n int
+	err := q.db.R.QueryRowContext(q.ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'queued')`).Scan(&n)
+	return err != nil || n == 1 // in doubt, try to claim
 }
 
 // claim moves the oldest queued job to running in one transaction.
