@@ -570,8 +570,8 @@ func TestWatchCatchesUpAtStart(t *testing.T) {
 func (e *watchEnv) idle(what string) {
 	e.t.Helper()
 	e.eventually(what, func() string {
-		if st, _ := e.own.watch().State(e.src); st.PendingChanges != 0 {
-			return fmt.Sprintf("%d pending", st.PendingChanges)
+		if !e.own.watch().Quiet(e.src) {
+			return "the watcher waits for a sync"
 		}
 		var active int
 		_ = e.own.db.R.QueryRow(`SELECT count(*) FROM jobs WHERE source_id = ? AND state IN ('queued', 'running')`, e.src).Scan(&active)
@@ -672,6 +672,14 @@ func TestWatchPathLimitedSyncs(t *testing.T) {
 			writeFile(t, filepath.Join(repo, ".git", "refs", "heads", "main"), c2+"\n")
 		}},
 	}
+	// The owner's own set-up of its watches may ask for a walk of a
+	// source it finds unwatched: that walk is over before the steps.
+	e.eventually("the watch set-up", func() string {
+		if !own.watchReady.Load() {
+			return "not ready"
+		}
+		return ""
+	})
 	e.idle("the first syncs")
 	for _, s := range steps {
 		before := len(e.revisionPaths(0))

@@ -102,6 +102,7 @@ type watched struct {
 	full, inflightFull bool
 	gen, startedGen    uint64 // changes seen; gen when the running sync began
 	syncing            bool
+	asking             bool // fire is asking for a sync
 	timer              *time.Timer
 	first              time.Time // the first change of the burst the timer waits on
 	stop               chan struct{}
@@ -333,6 +334,19 @@ func (w *Watcher) State(id string) (WatchState, bool) {
 		}
 	}
 	return st, true
+}
+
+// Quiet reports whether the watcher has nothing waiting for the source:
+// no change that no sync has taken in (with a path or without one), no
+// sync it asked for about to be asked, and none running.
+func (w *Watcher) Quiet(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return true
+	}
+	return len(s.pending) == 0 && len(s.inflight) == 0 && !s.full && !s.inflightFull && s.timer == nil && !s.syncing && !s.asking
 }
 
 // Watched lists the directories watched for the source, sorted.
@@ -594,12 +608,14 @@ func (w *Watcher) fire(s *watched) {
 		}
 		slices.Sort(paths)
 	}
+	s.asking = true
 	w.wg.Add(1)
 	w.mu.Unlock()
 	defer w.wg.Done()
 	running := w.opts.Changed(s.id, paths)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	s.asking = false
 	if running && !s.syncing && w.srcs[s.id] == s && !w.closed {
 		w.armLocked(s) // the job ended between its last look and this one
 	}
