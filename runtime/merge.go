@@ -95,6 +95,14 @@ func (m *merger) merge() {
 	}()
 }
 
+// pending reports whether a merge is due (its quiet time runs, or a job
+// that applied a revision still runs) or in progress.
+func (m *merger) pending() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cancel != nil || m.timer != nil || (m.dirty && m.running > 0)
+}
+
 // close stops a merge in progress (it rolls back: the count of changes
 // stays for the next owner) and starts no other.
 func (m *merger) close() {

@@ -419,6 +419,11 @@ func OwnerContext(ctx context.Context) context.Context {
 // failure).
 func (own *Owner) Done() <-chan error { return own.serveErr }
 
+// Merging reports whether a merge of the index is due or in progress
+// (docs/ingest.md, "Maintenance"): the owner still has work to do although
+// no job runs.
+func (own *Owner) Merging() bool { return own.merger != nil && own.merger.pending() }
+
 // Close shuts the owner down in order: mark endpoint.json stopping, stop
 // admitting and wait a bounded time for requests in flight, close storage,
 // remove endpoint.json, release the lock. It is safe to call more than

@@ -84,6 +84,9 @@ func main() {
 	srcID := j.SourceID
 	rep.Files = int(j.Progress.Indexed)
 	fmt.Fprintf(os.Stderr, "watchbench: first sync: %d files indexed\n", j.Progress.Indexed)
+	// The merge of the index that follows a large revision is work, not
+	// idling: it ends before anything is measured.
+	waitMerged(own)
 
 	// Added memory and set-up time: watching turned on in the running
 	// owner (a settings reload), against the same owner before.
@@ -101,6 +104,7 @@ func main() {
 
 	// Idle: no change on disk for the whole window.
 	time.Sleep(2 * time.Second)
+	waitMerged(own)
 	stopProfile := profile(*idleProfile, 1000)
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(*idle)
@@ -209,6 +213,13 @@ func profile(file string, rate int) func() {
 		if err := f.Close(); err != nil {
 			fail(err)
 		}
+	}
+}
+
+// waitMerged waits until the owner has no index merge due or running.
+func waitMerged(own *tyruntime.Owner) {
+	for own.Merging() {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
