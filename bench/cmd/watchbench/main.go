@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -371,11 +372,14 @@ func git(dir string, args ...string) string {
 	return string(out)
 }
 
-// settledRSS is the resident set after a GC and a pause.
+// settledRSS is the resident set after a GC that returns the freed
+// memory to the system (without that, what the last sync freed stays
+// resident for minutes, and the difference says more about when the
+// runtime's scavenger ran than about watching), and a pause.
 func settledRSS() int64 {
-	runtime.GC()
+	debug.FreeOSMemory()
 	time.Sleep(500 * time.Millisecond)
-	runtime.GC()
+	debug.FreeOSMemory()
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
