@@ -95,6 +95,10 @@ func TestQueuedWithoutOwner(t *testing.T) {
 	if r := tychora(t, ws, "init"); r.code != 0 {
 		t.Fatal(r)
 	}
+	// The words about waiting jobs must be about the test's own job: a
+	// watching owner syncs every source when it starts, and that sync may
+	// still run when the add ends.
+	noWatch(t, ws)
 	// A small source indexed first: its matches exist while the big one
 	// waits.
 	notes := filepath.Join(root, "notes")
