@@ -33,11 +33,17 @@ import (
 )
 
 type report struct {
-	Tree           string  `json:"tree"`
-	Files          int     `json:"files"`
-	WatchedDirs    int     `json:"watched_dirs"`
-	SetupMS        float64 `json:"watch_setup_ms"`
-	AddedRSSMB     float64 `json:"added_rss_mb"`
+	Tree        string  `json:"tree"`
+	Files       int     `json:"files"`
+	WatchedDirs int     `json:"watched_dirs"`
+	SetupMS     float64 `json:"watch_setup_ms"`
+	AddedRSSMB  float64 `json:"added_rss_mb"`
+	// AddedAnonMB is the part of AddedRSSMB that is the process's own
+	// memory (RssAnon); the rest is pages of index.db that the read
+	// connections map (RssFile): the system's page cache, shared and
+	// reclaimable.
+	AddedAnonMB    float64 `json:"added_anon_mb"`
+	AddedFileMB    float64 `json:"added_file_mb"`
 	IdleCPUPercent float64 `json:"idle_cpu_percent_of_one_core"`
 	IdleSeconds    float64 `json:"idle_seconds"`
 	Edits          int     `json:"edits"`
@@ -92,6 +98,7 @@ func main() {
 	// Added memory and set-up time: watching turned on in the running
 	// owner (a settings reload), against the same owner before.
 	rssBefore := settledRSS()
+	anonBefore, fileBefore := statusKB("RssAnon:"), statusKB("RssFile:")
 	t0 := time.Now()
 	setWatch(ws, true)
 	for !watching(octx, svc, srcID) {
@@ -101,6 +108,8 @@ func main() {
 	// set-up is what follows it.
 	rep.SetupMS = float64(time.Since(t0).Microseconds())/1000 - 150
 	rep.AddedRSSMB = float64(settledRSS()-rssBefore) / (1 << 20)
+	rep.AddedAnonMB = float64(statusKB("RssAnon:")-anonBefore) / (1 << 10)
+	rep.AddedFileMB = float64(statusKB("RssFile:")-fileBefore) / (1 << 10)
 	rep.WatchedDirs = countDirs(*tree)
 
 	// Idle: no change on disk for the whole window.
@@ -389,6 +398,22 @@ func settledRSS() int64 {
 			var kb int64
 			fmt.Sscan(f[1], &kb)
 			return kb << 10
+		}
+	}
+	return 0
+}
+
+// statusKB reads one kB figure of /proc/self/status (key with its colon).
+func statusKB(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == key {
+			var kb int64
+			fmt.Sscan(f[1], &kb)
+			return kb
 		}
 	}
 	return 0
