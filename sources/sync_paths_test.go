@@ -174,3 +174,47 @@ func TestSyncPathsInDoubt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWalkPaths: whatever path a job names, a limited sync reads nothing
+// outside the source root, and a file it reads is the path it was named.
+func FuzzWalkPaths(f *testing.F) {
+	base, err := filepath.EvalSymlinks(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	root := filepath.Join(base, "tree")
+	for rel, body := range map[string]string{"a.md": "# A\n", "sub/b.md": "# B\n", ".gitignore": "*.log\n", "sub/x.log": "x\n"} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "secret.md"), []byte("# Secret\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	policy, err := NewPolicy([]string{root}, filepath.Join(base, "ws"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	src := Source{Kind: KindFolder, Path: root}
+	for _, seed := range []string{"a.md", "sub/b.md", "../secret.md", "sub/../../secret.md", "/etc/passwd", "sub//b.md", "sub/x.log", ".gitignore", "", "."} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		res, ok, err := walkPaths(policy, src, map[string]bool{".git": true}, []string{rel})
+		if err != nil || !ok {
+			return
+		}
+		for _, w := range res.files {
+			if w.rel != rel {
+				t.Fatalf("named %q, read %q", rel, w.rel)
+			}
+			if r, err := filepath.Rel(root, w.abs); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+				t.Fatalf("named %q, read %s outside the root", rel, w.abs)
+			}
+		}
+	})
+}
