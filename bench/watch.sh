@@ -7,6 +7,7 @@
 #   bench/watch.sh                       # 200 edits over a minute, a minute idle
 #   EDITS=50 SPREAD=15s IDLE=15s bench/watch.sh   # a shorter run
 #   KEEP=1 bench/watch.sh                # keep the temporary directory
+#   bench/watch.sh -idle-cpuprofile /tmp/idle.pprof -checkout-cpuprofile /tmp/co.pprof
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,4 +44,4 @@ git -C "$tree" config user.name bench
 git -C "$tree" config user.email bench@localhost
 
 "$work/watchbench" -tree "$tree" -checkout-list "$work/checkout.txt" \
-	-edits "${EDITS:-200}" -spread "${SPREAD:-60s}" -idle "${IDLE:-60s}"
+	-edits "${EDITS:-200}" -spread "${SPREAD:-60s}" -idle "${IDLE:-60s}" "$@"

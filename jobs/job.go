@@ -64,7 +64,15 @@ type Job struct {
 
 	principal string
 	seq       int64
+	// paths, when limited, are the only paths the sync looks at (see
+	// EnqueuePaths); otherwise it syncs the whole source.
+	paths   []string
+	limited bool
 }
+
+// Paths returns the paths a path-limited sync looks at, and true; false
+// for a job that syncs the whole source.
+func (j Job) Paths() ([]string, bool) { return j.paths, j.limited }
 
 // Principal is the ID of the principal that created the job.
 func (j Job) Principal() string { return j.principal }

@@ -3,9 +3,11 @@ package jobs
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,25 +109,49 @@ func (q *Queue) poke() {
 	}
 }
 
+// recheckEvery is the safety net of idle workers: how often they look
+// for a queued job that no wake-up announced (a claim that failed, say).
+// The look is a read; only a queued job makes it a claim.
+const recheckEvery = time.Minute
+
+// worker claims and runs jobs. Every enqueue and retry wakes a worker;
+// between them an idle worker sleeps, with no timer shorter than
+// recheckEvery, so that an idle owner costs next to no CPU.
 func (q *Queue) worker() {
 	defer q.wg.Done()
+	t := time.NewTimer(recheckEvery)
+	defer t.Stop()
+	claim := true
 	for {
-		job, ok, err := q.claim()
-		if err != nil && q.ctx.Err() == nil {
-			q.log.Error("claim job", "err", err)
+		if claim {
+			job, ok, err := q.claim()
+			if err != nil && q.ctx.Err() == nil {
+				q.log.Error("claim job", "err", err)
+			}
+			if ok {
+				q.poke() // more may be queued: another worker looks
+				q.runJob(job)
+				q.poke() // another worker may have slept through a wake
+				continue
+			}
 		}
-		if ok {
-			q.runJob(job)
-			q.poke() // another worker may have slept through a wake
-			continue
-		}
+		t.Reset(recheckEvery)
 		select {
 		case <-q.ctx.Done():
 			return
 		case <-q.wake:
-		case <-time.After(2 * time.Second):
+			claim = true
+		case <-t.C:
+			claim = q.anyQueued()
 		}
 	}
+}
+
+// anyQueued reports whether a job is queued, with a read.
+func (q *Queue) anyQueued() bool {
+	var n int
+	err := q.db.R.QueryRowContext(q.ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'queued')`).Scan(&n)
+	return err != nil || n == 1 // in doubt, try to claim
 }
 
 // claim moves the oldest queued job to running in one transaction.
@@ -237,23 +263,39 @@ func (q *Queue) finish(ctx context.Context, id, state string, p Progress, je *Jo
 
 // Enqueue creates a job for sourceID, or returns the source's active
 // (queued or running) job with existing = true: a sync asked for while one
-// runs gets the running job's handle.
+// runs gets the running job's handle. The job syncs the whole source.
 func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, principal string) (Job, bool, error) {
+	return q.EnqueuePaths(ctx, kind, sourceID, collection, principal, nil)
+}
+
+// MaxPaths is the most paths a path-limited sync job names; a job that
+// would name more syncs the whole source.
+const MaxPaths = 1000
+
+// EnqueuePaths is Enqueue for a sync that needs to look only at paths
+// (relative to the source root, slash-separated; nil: the whole source).
+// A queued job of the source takes the request in: it looks at the union
+// of the paths, or at the whole source when either request asks for it.
+// A running job is returned as it is.
+func (q *Queue) EnqueuePaths(ctx context.Context, kind, sourceID, collection, principal string, paths []string) (Job, bool, error) {
 	if kind != KindAdd && kind != KindSync {
 		return Job{}, false, workspace.Errorf(workspace.CodeInvalidArgument, "job kind %q", kind)
 	}
 	if q.isClosed() {
 		return Job{}, false, workspace.Errorf(workspace.CodeUnavailable, "the owner is shutting down")
 	}
+	if kind != KindSync || len(paths) > MaxPaths {
+		paths = nil
+	}
 	// The insert yields to an active job, which may end before it is
 	// read: then the insert is tried again, and succeeds unless yet
 	// another job became active in between.
 	for attempt := 0; ; attempt++ {
 		id := uuid.NewString()
-		row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at)
-			VALUES(?, ?, 'queued', ?, ?, ?, ?)
+		row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at, paths)
+			VALUES(?, ?, 'queued', ?, ?, ?, ?, ?)
 			ON CONFLICT(source_id) WHERE state IN ('queued', 'running') AND selection_id IS NULL DO NOTHING
-			RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()))
+			RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()), encodePaths(paths))
 		j, err := scanJob(row)
 		if errors.Is(err, sql.ErrNoRows) {
 			j, err = q.activeFor(ctx, sourceID)
@@ -263,6 +305,11 @@ func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, princip
 			if err != nil {
 				return Job{}, false, fmt.Errorf("active job: %w", err)
 			}
+			if j.State == StateQueued && j.limited {
+				if j, err = q.widen(ctx, j, paths); err != nil {
+					return Job{}, false, err
+				}
+			}
 			return j, true, nil
 		}
 		if err != nil {
@@ -271,6 +318,56 @@ func (q *Queue) Enqueue(ctx context.Context, kind, sourceID, collection, princip
 		q.poke()
 		return j, false, nil
 	}
+}
+
+// widen makes a queued path-limited job j also cover paths (nil: the
+// whole source). A job claimed meanwhile is returned as it is now.
+func (q *Queue) widen(ctx context.Context, j Job, paths []string) (Job, error) {
+	var merged []string
+	if paths != nil {
+		set := make(map[string]bool, len(j.paths)+len(paths))
+		for _, p := range j.paths {
+			set[p] = true
+		}
+		grew := false
+		for _, p := range paths {
+			if !set[p] {
+				set[p] = true
+				grew = true
+			}
+		}
+		if !grew {
+			return j, nil
+		}
+		if len(set) <= MaxPaths {
+			merged = make([]string, 0, len(set))
+			for p := range set {
+				merged = append(merged, p)
+			}
+			slices.Sort(merged)
+		}
+	}
+	row := q.db.W.QueryRowContext(ctx, `UPDATE jobs SET paths = ? WHERE id = ? AND state = 'queued' RETURNING `+jobColumns,
+		encodePaths(merged), j.ID)
+	got, err := scanJob(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Claimed (or cancelled) since it was read.
+		got, err = scanJob(q.db.W.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, j.ID))
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("widen job: %w", err)
+	}
+	return got, nil
+}
+
+// encodePaths is the paths column: a JSON array, or NULL for the whole
+// source.
+func encodePaths(paths []string) any {
+	if paths == nil {
+		return nil
+	}
+	b, _ := json.Marshal(paths)
+	return string(b)
 }
 
 // enqueueAttempts bounds how often Enqueue tries again when the active job
@@ -424,7 +521,8 @@ func (q *Queue) Cancel(ctx context.Context, p workspace.Principal, id string) (J
 
 // Retry queues a failed or cancelled job again under the same id with
 // attempt + 1. Any other state is CONFLICT, as is a source that has
-// another active job.
+// another active job. A retried sync looks at the whole source, even if
+// the job named paths.
 func (q *Queue) Retry(ctx context.Context, p workspace.Principal, id string) (Job, error) {
 	j, err := q.Get(ctx, p, id)
 	if err != nil {
@@ -434,7 +532,7 @@ func (q *Queue) Retry(ctx context.Context, p workspace.Principal, id string) (Jo
 		return Job{}, workspace.Errorf(workspace.CodeConflict, "job is %s: only failed or cancelled jobs can be retried", j.State)
 	}
 	res, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET state = 'queued', attempt = attempt + 1, cancel_requested = 0,
-		error_code = NULL, error_message = NULL, started_at = NULL, finished_at = NULL,
+		error_code = NULL, error_message = NULL, started_at = NULL, finished_at = NULL, paths = NULL,
 		files_seen = 0, indexed = 0, unchanged = 0, skipped = 0, bytes = 0, deleted = 0
 		WHERE id = ? AND state IN ('failed', 'cancelled')`, id)
 	if err != nil {

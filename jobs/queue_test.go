@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -444,4 +446,93 @@ func TestEnqueueWhileTheActiveJobEnds(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("enqueue: %v", err)
 	}
+}
+
+// TestEnqueuePaths: a path-limited sync takes in the paths of the
+// requests that find it queued, becomes a sync of everything when one of
+// them asks for it, and keeps its paths across a restart; a retry, an add
+// and too many paths sync everything.
+func TestEnqueuePaths(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := workspace.OpenDB(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Open(ctx, db, newStepRunner(), Options{}) // not started: jobs stay queued
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueue := func(kind, src string, paths []string) Job {
+		t.Helper()
+		j, _, err := q.EnqueuePaths(ctx, kind, src, "default", "t", paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	want := func(j Job, limited bool, paths ...string) {
+		t.Helper()
+		got, lim := j.Paths()
+		if lim != limited || (limited && !slices.Equal(got, paths)) {
+			t.Fatalf("job %s paths %q (limited %v), want %q (limited %v)", j.ID, got, lim, paths, limited)
+		}
+	}
+	j := enqueue(KindSync, "s1", []string{"b.md"})
+	want(j, true, "b.md")
+	if k := enqueue(KindSync, "s1", []string{"a.md", "b.md"}); k.ID != j.ID {
+		t.Fatalf("a second request made job %s beside %s", k.ID, j.ID)
+	} else {
+		want(k, true, "a.md", "b.md")
+	}
+	want(enqueue(KindSync, "s1", []string{"a.md"}), true, "a.md", "b.md")
+	g, err := q.Get(ctx, all, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(g, true, "a.md", "b.md")
+	if k, _, err := q.Enqueue(ctx, KindSync, "s1", "default", "t"); err != nil {
+		t.Fatal(err)
+	} else {
+		want(k, false)
+	}
+	want(enqueue(KindSync, "s1", []string{"c.md"}), false)
+
+	want(enqueue(KindAdd, "s2", []string{"a.md"}), false)
+	many := make([]string, MaxPaths+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("f%04d.md", i)
+	}
+	want(enqueue(KindSync, "s3", many), false)
+	j4 := enqueue(KindSync, "s4", []string{"x.md"})
+	if _, err := q.Cancel(ctx, all, j4.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := q.Retry(ctx, all, j4.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(r, false)
+	j5 := enqueue(KindSync, "s5", []string{"y.md"})
+
+	// A restart keeps the queued job's paths.
+	if err := q.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db2, err := workspace.OpenDB(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	q2, err := Open(ctx, db2, newStepRunner(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close(ctx)
+	g, err = q2.Get(ctx, all, j5.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(g, true, "y.md")
 }

@@ -80,7 +80,8 @@ type Recorder struct {
 	mu       sync.Mutex
 	pending  []Run
 	flushMu  sync.Mutex
-	kick     chan struct{}
+	queued   chan struct{} // a run was queued into an empty queue
+	kick     chan struct{} // the queue is full enough to write at once
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
@@ -107,7 +108,7 @@ func NewRecorder(db *workspace.DB, full bool, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Recorder{db: db, full: full, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	r := &Recorder{db: db, full: full, log: log, queued: make(chan struct{}, 1), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		keep: KeepRuns, sinceTrim: trimEvery}
 	go r.loop()
 	return r
@@ -134,6 +135,12 @@ func (r *Recorder) Record(run Run) {
 	r.pending = append(r.pending, run)
 	n := len(r.pending)
 	r.mu.Unlock()
+	if n == 1 {
+		select {
+		case r.queued <- struct{}{}:
+		default:
+		}
+	}
 	if n >= 256 {
 		select {
 		case r.kick <- struct{}{}:
@@ -142,23 +149,39 @@ func (r *Recorder) Record(run Run) {
 	}
 }
 
+// recordEvery is how long a queued run waits for others to be written
+// with it.
+const recordEvery = 100 * time.Millisecond
+
+// loop writes the queued runs: recordEvery after the first of a batch was
+// queued, or at once when many are. With nothing queued it sleeps without
+// a timer, so that an idle owner does not wake up.
 func (r *Recorder) loop() {
 	defer close(r.done)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			if err := r.Flush(context.Background()); err != nil {
-				r.log.Error("record runs", "err", err)
-			}
-			return
-		case <-t.C:
-		case <-r.kick:
-		}
+	flush := func() {
 		if err := r.Flush(context.Background()); err != nil {
 			r.log.Error("record runs", "err", err)
 		}
+	}
+	for {
+		select {
+		case <-r.stop:
+			flush()
+			return
+		case <-r.queued:
+		case <-r.kick:
+		}
+		t := time.NewTimer(recordEvery)
+		select {
+		case <-r.stop:
+			t.Stop()
+			flush()
+			return
+		case <-t.C:
+		case <-r.kick:
+			t.Stop()
+		}
+		flush()
 	}
 }
 

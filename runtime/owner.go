@@ -126,6 +126,7 @@ type Owner struct {
 	memo       *render.Memo // token counts shared by the fits of cached rankings
 	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
+	merger     *merger // merges the index while no job runs
 	mcp        *mcpapi.HTTPHandler
 	watcherp   atomic.Pointer[sources.Watcher] // nil when nothing is watched
 	ixp        atomic.Pointer[sources.Indexer] // replaced when the settings it takes change
@@ -265,9 +266,10 @@ func (own *Owner) open(ctx context.Context) error {
 	own.memo = render.NewMemo(searchMemoBytes)
 	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
+	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -352,6 +354,9 @@ func (own *Owner) abort() {
 	if own.queue != nil {
 		_ = own.queue.Close(context.Background())
 	}
+	if own.merger != nil {
+		own.merger.close()
+	}
 	if own.runs != nil {
 		own.runs.Close()
 	}
@@ -413,6 +418,11 @@ func OwnerContext(ctx context.Context) context.Context {
 // failure).
 func (own *Owner) Done() <-chan error { return own.serveErr }
 
+// Merging reports whether a merge of the index is due or in progress
+// (docs/ingest.md, "Maintenance"): the owner still has work to do although
+// no job runs.
+func (own *Owner) Merging() bool { return own.merger != nil && own.merger.pending() }
+
 // Close shuts the owner down in order: mark endpoint.json stopping, stop
 // admitting and wait a bounded time for requests in flight, close storage,
 // remove endpoint.json, release the lock. It is safe to call more than
@@ -469,6 +479,7 @@ func (own *Owner) close(ctx context.Context) error {
 	if err := own.queue.Close(qctx); err != nil {
 		errs = append(errs, err)
 	}
+	own.merger.close() // a merge in progress rolls back: the next owner merges
 	own.runs.Close()
 	_ = own.engine.Close() // its prepared statements, before their pool
 	if err := own.db.Close(); err != nil {

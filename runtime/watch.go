@@ -62,9 +62,10 @@ func (own *Owner) startWatching() {
 	}()
 }
 
-// watchChanged queues a sync of a source that changed on disk, and says
+// watchChanged queues a sync of a source that changed on disk (of the
+// paths that changed, or of all of it when paths is nil), and says
 // whether the job it got was already running.
-func (own *Owner) watchChanged(id string) bool {
+func (own *Owner) watchChanged(id string, paths []string) bool {
 	src, err := sources.GetSource(own.life, own.db, id)
 	if workspace.ErrorCode(err) == workspace.CodeNotFound {
 		if w := own.watch(); w != nil {
@@ -75,7 +76,7 @@ func (own *Owner) watchChanged(id string) bool {
 	if err != nil {
 		return false
 	}
-	j, _, err := own.queue.Enqueue(own.life, jobs.KindSync, src.ID, src.CollectionID, WatchPrincipal)
+	j, _, err := own.queue.EnqueuePaths(own.life, jobs.KindSync, src.ID, src.CollectionID, WatchPrincipal, paths)
 	if err != nil {
 		if own.life.Err() == nil {
 			own.log.Warn("sync after a change not queued", "source_id", id, "err", err)
@@ -88,11 +89,13 @@ func (own *Owner) watchChanged(id string) bool {
 
 // syncBegan and syncEnded tell the watcher about a sync job's run: what
 // changed while it ran gets another sync, its walk is what is watched
-// next, and a source's first sync starts its watch.
-func (own *Owner) syncBegan(id string) {
+// next, and a source's first sync starts its watch. syncBegan returns
+// the changes the watcher saw (all: one that names no path).
+func (own *Owner) syncBegan(id string) (paths []string, all bool) {
 	if w := own.watch(); w != nil {
-		w.BeginSync(id)
+		return w.BeginSync(id)
 	}
+	return nil, true // nothing watched here: the job's paths may not be all that changed
 }
 
 func (own *Owner) syncEnded(ctx context.Context, id string, ok bool, dirs []string) {
@@ -102,6 +105,11 @@ func (own *Owner) syncEnded(ctx context.Context, id string, ok bool, dirs []stri
 	}
 	if _, watched := w.State(id); watched || !ok {
 		w.EndSync(id, ok, dirs)
+		return
+	}
+	if dirs == nil {
+		// A path-limited sync walked nothing: the source is watched from
+		// its next walk, or by the owner's set-up at start.
 		return
 	}
 	src, err := sources.GetSource(context.WithoutCancel(ctx), own.db, id)

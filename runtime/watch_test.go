@@ -564,3 +564,150 @@ func TestWatchCatchesUpAtStart(t *testing.T) {
 	e.own = own
 	e.settles("the changes made while no owner ran")
 }
+
+// idle waits until the watcher has nothing pending for the source and no
+// job of it is queued or running.
+func (e *watchEnv) idle(what string) {
+	e.t.Helper()
+	e.eventually(what, func() string {
+		if !e.own.watch().Quiet(e.src) {
+			return "the watcher waits for a sync"
+		}
+		var active int
+		_ = e.own.db.R.QueryRow(`SELECT count(*) FROM jobs WHERE source_id = ? AND state IN ('queued', 'running')`, e.src).Scan(&active)
+		if active != 0 {
+			return fmt.Sprintf("%d jobs active", active)
+		}
+		return ""
+	})
+}
+
+// revisionPaths lists, oldest first, the paths counts of the source's
+// revisions after the first n: 0 for a sync that walked the whole source.
+func (e *watchEnv) revisionPaths(n int) []int64 {
+	e.t.Helper()
+	revs, err := sources.ListRevisions(context.Background(), e.own.db, e.src)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	slices.Reverse(revs)
+	var out []int64
+	for _, r := range revs[min(n, len(revs)):] {
+		var st sources.Stats
+		if err := json.Unmarshal(r.Stats, &st); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, st.Paths)
+	}
+	return out
+}
+
+// TestWatchPathLimitedSyncs: the syncs watching asks for look only at the
+// paths that changed, unless the change needs a walk (a new directory, a
+// .gitignore edit, a HEAD move); each change ends with the index a fresh
+// walk of the whole source would make.
+func TestWatchPathLimitedSyncs(t *testing.T) {
+	dir := newWorkspace(t)
+	setWatch(t, dir, true)
+	repo := filepath.Join(filepath.Dir(dir), "repo")
+	c1, c2 := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	writeFile(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(repo, ".git", "refs", "heads", "main"), c1+"\n")
+	for rel, body := range map[string]string{
+		".gitignore": "*.log\n", "a.md": "# A\n\nalpha\n", "docs/b.md": "# B\n\nbeta\n", "docs/c.md": "# C\n\ngamma\n",
+	} {
+		writeFile(t, filepath.Join(repo, rel), body)
+	}
+	own, err := Start(context.Background(), Options{Dir: dir, WatchDebounce: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = own.Close(context.Background()) })
+	res, err := own.Service().AddSources(OwnerContext(context.Background()), interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: repo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, own, res.Job.ID)
+	e := &watchEnv{t: t, own: own, root: repo, src: res.Job.SourceID}
+	e.eventually("the source is watched", func() string {
+		if st, ok := own.watch().State(e.src); !ok || st.Mode != sources.WatchWatching {
+			return "not watched"
+		}
+		return ""
+	})
+	rm := func(rel string) {
+		if err := os.RemoveAll(filepath.Join(repo, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv := func(from, to string) {
+		if err := os.Rename(filepath.Join(repo, from), filepath.Join(repo, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name   string
+		walked bool // a walk of the whole source is needed
+		skip   []string
+		do     func()
+	}{
+		{"an edit", false, nil, func() { writeFile(t, filepath.Join(repo, "a.md"), "# A\n\nedited\n") }},
+		{"an atomic save", false, nil, func() {
+			writeFile(t, filepath.Join(repo, "docs", "b.md.tmp~"), "# B\n\nsaved\n")
+			mv("docs/b.md.tmp~", "docs/b.md")
+		}},
+		{"a create in an existing directory", false, []string{"docs/x.log"}, func() {
+			writeFile(t, filepath.Join(repo, "docs", "new.md"), "# New\n\nfresh\n")
+			writeFile(t, filepath.Join(repo, "docs", "x.log"), "ignored\n")
+		}},
+		{"a delete", false, []string{"docs/x.log"}, func() { rm("docs/c.md") }},
+		{"a rename", false, []string{"docs/x.log"}, func() { mv("docs/new.md", "renamed.md") }},
+		{"a create in a new directory", true, []string{"docs/x.log"}, func() {
+			writeFile(t, filepath.Join(repo, "fresh", "deep", "f.md"), "# F\n\nnested\n")
+		}},
+		{"a .gitignore edit", true, []string{"docs/x.log", "fresh"}, func() {
+			writeFile(t, filepath.Join(repo, ".gitignore"), "*.log\nfresh/\n")
+		}},
+		{"a HEAD move", true, []string{"docs/x.log", "fresh"}, func() {
+			writeFile(t, filepath.Join(repo, ".git", "refs", "heads", "main"), c2+"\n")
+		}},
+	}
+	// The owner's own set-up of its watches may ask for a walk of a
+	// source it finds unwatched: that walk is over before the steps.
+	e.eventually("the watch set-up", func() string {
+		if !own.watchReady.Load() {
+			return "not ready"
+		}
+		return ""
+	})
+	e.idle("the first syncs")
+	for _, s := range steps {
+		before := len(e.revisionPaths(0))
+		s.do()
+		if s.name == "a HEAD move" {
+			e.eventually("the new commit", func() string {
+				if revs, _ := sources.ListRevisions(context.Background(), own.db, e.src); len(revs) == 0 || revs[0].Commit == nil || *revs[0].Commit != c2 {
+					return "not yet"
+				}
+				return ""
+			})
+		}
+		e.settles(s.name, s.skip...)
+		e.idle(s.name)
+		paths := e.revisionPaths(before)
+		if len(paths) == 0 {
+			t.Fatalf("%s: no revision", s.name)
+		}
+		walked := slices.Contains(paths, 0)
+		if walked != s.walked || (!s.walked && slices.Contains(paths, 0)) {
+			t.Fatalf("%s: revisions' paths %v; a walk wanted: %v", s.name, paths, s.walked)
+		}
+		st, err := own.idx().Sync(context.Background(), e.src, sources.SyncOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.NewRevision || st.Indexed != 0 || st.Deleted != 0 {
+			t.Fatalf("%s: a walk after it still changed the index: %+v", s.name, st.Progress)
+		}
+	}
+}

@@ -180,6 +180,7 @@ func TestContentlessMigration(t *testing.T) {
 		`ALTER TABLE runs DROP COLUMN collections`, // undo 7_runs_scope too
 		`ALTER TABLE files DROP COLUMN role`,       // and 9_roles
 		`ALTER TABLE jobs DROP COLUMN deleted`,     // and the later ones
+		`ALTER TABLE jobs DROP COLUMN paths`,
 		`ALTER TABLE sources DROP COLUMN watch`,
 		`ALTER TABLE evidence DROP COLUMN role`,
 		`DELETE FROM schema_migrations WHERE version >= 6`,

@@ -373,6 +373,23 @@ func (f *fileState) staleExtraction(rel string) bool {
 	return ex == nil || ex.Name()+"@"+ex.Version() != f.extractor
 }
 
+// fileStateColumns are the columns of a fileState, from files f joined
+// with the extractions e that made its evidence.
+const fileStateColumns = `f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
+		f.language, f.role, e.extractor || '@' || e.version, f.terms IS NULL`
+
+// scanFileState scans the file's path into path and fileStateColumns.
+func scanFileState(s scanner, path *string) (*fileState, error) {
+	var sha, reason, detail, lang, role, extractor sql.NullString
+	f := &fileState{}
+	if err := s.Scan(path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &role, &extractor, &f.noTerms); err != nil {
+		return nil, err
+	}
+	f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
+	f.language, f.role, f.extractor = lang.String, role.String, extractor.String
+	return f, nil
+}
+
 // baseState is what the current revision holds, read in one transaction.
 type baseState struct {
 	revisionID *string
@@ -410,8 +427,7 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 		_ = json.Unmarshal([]byte(stats), &s)
 		st.coverage = s.Coverage
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT f.path, f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
-		f.language, f.role, e.extractor || '@' || e.version, f.terms IS NULL
+	rows, err := tx.QueryContext(ctx, `SELECT f.path, `+fileStateColumns+`
 		FROM files f LEFT JOIN extractions e ON e.id = f.extraction_id WHERE f.source_id = ?`, sourceID)
 	if err != nil {
 		return st, fmt.Errorf("load state: %w", err)
@@ -419,13 +435,10 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 	defer rows.Close()
 	for rows.Next() {
 		var path string
-		var sha, reason, detail, lang, role, extractor sql.NullString
-		f := &fileState{}
-		if err := rows.Scan(&path, &f.size, &f.mtimeNs, &sha, &f.status, &reason, &detail, &lang, &role, &extractor, &f.noTerms); err != nil {
+		f, err := scanFileState(rows, &path)
+		if err != nil {
 			return st, fmt.Errorf("load state: %w", err)
 		}
-		f.sha, f.reason, f.detail = sha.String, reason.String, detail.String
-		f.language, f.role, f.extractor = lang.String, role.String, extractor.String
 		st.files[path] = f
 	}
 	if err := rows.Err(); err != nil {

@@ -150,6 +150,9 @@ type Stats struct {
 	WalkMS          int64            `json:"walk_ms"`    // walking the tree
 	ExtractMS       int64            `json:"extract_ms"` // reading, hashing, extracting (outside the transaction)
 	ApplyMS         int64            `json:"apply_ms"`   // the write transaction
+	// Paths counts the paths a path-limited sync looked at; 0 when it
+	// walked the whole source.
+	Paths int64 `json:"paths,omitempty"`
 	// Dirs are the directories the walk entered (absolute, the root
 	// first): what a watcher of the source watches. Not stored.
 	Dirs []string `json:"-"`
@@ -164,6 +167,14 @@ type SyncOptions struct {
 	// Force re-extracts every file, changed or not (after an extractor
 	// upgrade, say).
 	Force bool
+	// Paths, when not nil, limits the sync to these paths of a folder or
+	// repository (relative to its root, slash-separated; what a watcher
+	// saw change): only they are looked at, and every other file of the
+	// current revision is carried over as it is. When a path is a
+	// directory, was one, is a .gitignore, or anything else leaves doubt
+	// (docs/ingest.md, "Path-limited syncs"), the whole source is walked
+	// instead.
+	Paths []string
 }
 
 // task is one file to read and maybe extract.
@@ -219,10 +230,6 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	if fi.IsDir() != (src.Kind != KindFile) {
 		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path no longer holds a %s; add the path again", src.ID, src.Kind)
 	}
-	st, err := ix.loadState(ctx, src.ID)
-	if err != nil {
-		return Stats{}, err
-	}
 	stats := Stats{SkippedByReason: map[string]int64{}}
 	if src.Kind == KindRepository {
 		head, err := ReadHead(src.Path)
@@ -232,44 +239,26 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		stats.Commit, stats.Ref = head.Commit, head.Ref
 	}
 	pr := &progressReporter{fn: opts.Progress}
-	walked, err := walkSource(ctx, ix.policy, src, ix.defaults, func(n int) {
-		pr.report(Progress{FilesSeen: int64(n)}, false)
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return Stats{}, ctx.Err()
-		}
-		return Stats{}, err
-	}
-	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
-	stats.Dirs = walked.dirs
-	stats.WalkMS = time.Since(start).Milliseconds()
-	skips := walked.skips
-
-	// Sort the walk into unchanged files and tasks.
-	seen := make(map[string]bool, len(walked.files))
-	var tasks []*task
-	for _, f := range walked.files {
-		seen[f.rel] = true
-		old := st.files[f.rel]
-		stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.termsMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
-		if old != nil && !opts.Force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
-			if old.status == statusSkipped {
-				skips = append(skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
-			} else {
-				stats.Unchanged++
+	var sc *scan
+	if opts.Paths != nil && !opts.Force && src.Kind != KindFile {
+		// nil when in doubt: the whole source is walked instead.
+		if sc, err = ix.scanPaths(ctx, src, opts.Paths, &stats); err != nil {
+			if ctx.Err() != nil {
+				return Stats{}, ctx.Err()
 			}
-			continue
-		}
-		tasks = append(tasks, &task{f: f, old: old, reextract: stale, done: make(chan struct{})})
-	}
-	var deleted []string
-	for p := range st.files {
-		if !seen[p] {
-			deleted = append(deleted, p)
+			return Stats{}, err
 		}
 	}
-	sort.Strings(deleted)
+	if sc == nil {
+		if sc, err = ix.scanAll(ctx, src, opts, &stats, pr); err != nil {
+			if ctx.Err() != nil {
+				return Stats{}, ctx.Err()
+			}
+			return Stats{}, err
+		}
+	}
+	stats.WalkMS = time.Since(start).Milliseconds()
+	st, tasks, skips, deleted := sc.state, sc.tasks, sc.skips, sc.deleted
 
 	stats.Skipped = int64(len(skips))
 	plan := &applyPlan{src: src, base: st.revisionID, deleted: deleted, extractions: map[string]*extractionRow{}}
@@ -319,6 +308,63 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		slog.Int64("indexed", stats.Indexed), slog.Int64("unchanged", stats.Unchanged), slog.Int64("deleted", stats.Deleted),
 		slog.Int64("walk_ms", stats.WalkMS), slog.Int64("extract_ms", stats.ExtractMS), slog.Int64("apply_ms", stats.ApplyMS))
 	return stats, nil
+}
+
+// scan is what a sync found before reading any file: the current
+// revision's state (of the paths it looked at), the files to read, the
+// paths left out and the indexed paths that are gone.
+type scan struct {
+	state   baseState
+	tasks   []*task
+	skips   []Skip
+	deleted []string
+}
+
+// scanAll walks the whole source and sorts what it found against the
+// current revision.
+func (ix *Indexer) scanAll(ctx context.Context, src Source, opts SyncOptions, stats *Stats, pr *progressReporter) (*scan, error) {
+	st, err := ix.loadState(ctx, src.ID)
+	if err != nil {
+		return nil, err
+	}
+	walked, err := walkSource(ctx, ix.policy, src, ix.defaults, func(n int) {
+		pr.report(Progress{FilesSeen: int64(n)}, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
+	stats.Dirs = walked.dirs
+	sc := &scan{state: st, skips: walked.skips}
+	seen := make(map[string]bool, len(walked.files))
+	for _, f := range walked.files {
+		seen[f.rel] = true
+		sc.sortFile(ix, f, opts.Force, stats)
+	}
+	for p := range st.files {
+		if !seen[p] {
+			sc.deleted = append(sc.deleted, p)
+		}
+	}
+	sort.Strings(sc.deleted)
+	return sc, nil
+}
+
+// sortFile counts a walked file that has not changed since the current
+// revision (same size and modified time, and nothing else that asks for
+// another look), or makes it a task.
+func (sc *scan) sortFile(ix *Indexer, f walkFile, force bool, stats *Stats) {
+	old := sc.state.files[f.rel]
+	stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.termsMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
+	if old != nil && !force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
+		if old.status == statusSkipped {
+			sc.skips = append(sc.skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})
+		} else {
+			stats.Unchanged++
+		}
+		return
+	}
+	sc.tasks = append(sc.tasks, &task{f: f, old: old, reextract: stale, done: make(chan struct{})})
 }
 
 // runTasks reads and extracts the tasks on ix.opts.Workers goroutines and

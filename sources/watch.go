@@ -63,10 +63,12 @@ type WatchOptions struct {
 	MaxWatches int
 	// DefaultExcludes are directory names never watched (Options.DefaultExcludes).
 	DefaultExcludes []string
-	// Changed asks for a sync of the source; it reports whether the job it
-	// got was already running (then the change may need another sync
-	// after it, which the Watcher asks for).
-	Changed func(sourceID string) (running bool)
+	// Changed asks for a sync of the source: of the paths that changed
+	// (relative to its root, slash-separated), or of the whole source when
+	// paths is nil. It reports whether the job it got was already running
+	// (then the change may need another sync after it, which the Watcher
+	// asks for).
+	Changed func(sourceID string, paths []string) (running bool)
 	Logger  *slog.Logger
 }
 
@@ -94,11 +96,16 @@ type watched struct {
 	dirs              map[string]bool
 	mode, reason      string
 	pending, inflight map[string]bool
-	gen, startedGen   uint64 // changes seen; gen when the running sync began
-	syncing           bool
-	timer             *time.Timer
-	first             time.Time // the first change of the burst the timer waits on
-	stop              chan struct{}
+	// full is a pending change that names no path (a HEAD move, lost
+	// events, a directory watched only now): the next sync walks the
+	// whole source. inflightFull is full as the running sync took it.
+	full, inflightFull bool
+	gen, startedGen    uint64 // changes seen; gen when the running sync began
+	syncing            bool
+	asking             bool // fire is asking for a sync
+	timer              *time.Timer
+	first              time.Time // the first change of the burst the timer waits on
+	stop               chan struct{}
 }
 
 // NewWatcher returns a Watcher that watches nothing yet.
@@ -116,7 +123,7 @@ func NewWatcher(o WatchOptions) *Watcher {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Changed == nil {
-		o.Changed = func(string) bool { return false }
+		o.Changed = func(string, []string) bool { return false }
 	}
 	d := map[string]bool{}
 	for _, n := range o.DefaultExcludes {
@@ -245,13 +252,13 @@ func (w *Watcher) poll(s *watched) {
 	defer w.wg.Done()
 	t := time.NewTicker(w.opts.Rescan)
 	defer t.Stop()
-	w.opts.Changed(s.id)
+	w.opts.Changed(s.id, nil)
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			w.opts.Changed(s.id)
+			w.opts.Changed(s.id, nil)
 		}
 	}
 }
@@ -329,6 +336,19 @@ func (w *Watcher) State(id string) (WatchState, bool) {
 	return st, true
 }
 
+// Quiet reports whether the watcher has nothing waiting for the source:
+// no change that no sync has taken in (with a path or without one), no
+// sync it asked for about to be asked, and none running.
+func (w *Watcher) Quiet(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.srcs[id]
+	if s == nil {
+		return true
+	}
+	return len(s.pending) == 0 && len(s.inflight) == 0 && !s.full && !s.inflightFull && s.timer == nil && !s.syncing && !s.asking
+}
+
 // Watched lists the directories watched for the source, sorted.
 func (w *Watcher) Watched(id string) []string {
 	w.mu.Lock()
@@ -366,20 +386,27 @@ func (w *Watcher) Pending(keep func(id, collection string) bool) int {
 }
 
 // BeginSync tells w that a sync of the source starts: the changes seen so
-// far are what it takes in.
-func (w *Watcher) BeginSync(id string) {
+// far are what it takes in. It returns them: the paths that changed, and
+// all = true when a change names no path, so that the sync must look at
+// the whole source. A source w does not watch has all = true.
+func (w *Watcher) BeginSync(id string) (paths []string, all bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.srcs[id]
 	if s == nil {
-		return
+		return nil, true
 	}
 	s.syncing = true
 	s.startedGen = s.gen
+	paths = make([]string, 0, len(s.pending))
 	for p := range s.pending {
 		s.inflight[p] = true
+		paths = append(paths, p)
 	}
+	slices.Sort(paths)
 	s.pending = map[string]bool{}
+	s.inflightFull, s.full = s.full, false
+	return paths, s.inflightFull || s.mode != WatchWatching
 }
 
 // EndSync tells w that the sync of the source ended; ok when it succeeded,
@@ -398,11 +425,16 @@ func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
 		for p := range s.inflight {
 			s.pending[p] = true
 		}
+		s.full = s.full || s.inflightFull
 	}
 	s.inflight = map[string]bool{}
+	s.inflightFull = false
 	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
 		if w.followWalkLocked(s, dirs) {
+			// What was written into a new directory before its watch
+			// existed: only a walk finds it.
 			s.gen++
+			s.full = true
 		}
 	}
 	if s.gen > s.startedGen && s.mode == WatchWatching {
@@ -493,7 +525,10 @@ func (w *Watcher) event(s *watched, ev fsnotify.Event) {
 	}
 	rel, err := filepath.Rel(s.root, ev.Name)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		rel = ev.Name // reached through a symlinked directory: still this source's
+		// Reached through a symlinked directory: still this source's,
+		// but only a walk knows under which path.
+		rel = ev.Name
+		s.full = true
 	}
 	if w.defaults[filepath.Base(ev.Name)] {
 		return // a node_modules/ or .git appearing: never walked, so no change
@@ -529,12 +564,14 @@ func gitHeadChange(s *watched, name string) bool {
 	return false
 }
 
-// bumpLocked records a change (rel "" for one that names no file) and
-// arms the debounce timer.
+// bumpLocked records a change (rel "" for one that names no file, which
+// needs a walk of the whole source) and arms the debounce timer.
 func (w *Watcher) bumpLocked(s *watched, rel string) {
 	s.gen++
 	if rel != "" {
 		s.pending[rel] = true
+	} else {
+		s.full = true
 	}
 	w.armLocked(s)
 }
@@ -563,12 +600,22 @@ func (w *Watcher) fire(s *watched) {
 		return
 	}
 	s.timer = nil
+	var paths []string
+	if !s.full && s.mode == WatchWatching {
+		paths = make([]string, 0, len(s.pending))
+		for p := range s.pending {
+			paths = append(paths, p)
+		}
+		slices.Sort(paths)
+	}
+	s.asking = true
 	w.wg.Add(1)
 	w.mu.Unlock()
 	defer w.wg.Done()
-	running := w.opts.Changed(s.id)
+	running := w.opts.Changed(s.id, paths)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	s.asking = false
 	if running && !s.syncing && w.srcs[s.id] == s && !w.closed {
 		w.armLocked(s) // the job ended between its last look and this one
 	}

@@ -513,6 +513,17 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 		}
 	}
 
+	// A large revision is merged into the index by Optimize once it has
+	// committed; FTS5's automerge, which merges segments as the removals
+	// and the new leaves are flushed, would do much of that work twice,
+	// inside this transaction.
+	bulk := stats.Units >= bulkUnits
+	if bulk {
+		if err := setAutomerge(ctx, tx, 0); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+
 	// 1. Removals: deleted files, and the old entries of changed files.
 	if err := stagePaths(ctx, tx, plan); err != nil {
 		return fmt.Errorf("apply revision: stage removals: %w", err)
@@ -565,6 +576,11 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	if err := addChurn(ctx, tx, added+removed); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
+	if bulk {
+		if err := setAutomerge(ctx, tx, defaultAutomerge); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
 
 	// 4. Coverage, and the switch to the new revision.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM skips WHERE source_id = ?`, src.ID); err != nil {
@@ -595,6 +611,24 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("apply revision: commit: %w", err)
+	}
+	return nil
+}
+
+// bulkUnits is the fewest evidence units that make a revision large: it
+// is indexed without FTS5's automerge.
+const bulkUnits = OptimizeMinChurn / 2
+
+// defaultAutomerge is FTS5's own automerge setting, which the lexical
+// indexes keep outside a large revision's apply.
+const defaultAutomerge = 4
+
+// setAutomerge sets FTS5's automerge of both lexical indexes in tx.
+func setAutomerge(ctx context.Context, tx *sql.Tx, n int) error {
+	for _, table := range []string{"evidence_fts", "file_fts"} {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('automerge', ?)`, n); err != nil {
+			return fmt.Errorf("automerge: %w", err)
+		}
 	}
 	return nil
 }

@@ -84,7 +84,8 @@ func addCommand(e *env) *cli.Command {
 func printJob(e *env, j jobs.Job) {
 	p := j.Progress
 	fmt.Fprintf(e.stdout, "job %s  %s %s  source %s  collection %s  attempt %d\n", j.ID, j.Kind, j.State, j.SourceID, j.CollectionID, j.Attempt)
-	fmt.Fprintf(e.stdout, "  %d files seen, %d indexed, %d unchanged, %d skipped, %s read\n", p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, humanBytes(p.Bytes))
+	fmt.Fprintf(e.stdout, "  %d files seen, %d indexed, %d unchanged, %d skipped, %d deleted, %s read\n",
+		p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Deleted, humanBytes(p.Bytes))
 	if p.Deleted > 0 {
 		fmt.Fprintf(e.stdout, "  %d %s removed from the index (gone from disk, or now left out)\n", p.Deleted, filesWord(p.Deleted))
 	}

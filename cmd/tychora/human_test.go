@@ -67,7 +67,7 @@ func TestHumanOutput(t *testing.T) {
 	if err := os.Remove(filepath.Join(proj, "main.go")); err != nil {
 		t.Fatal(err)
 	}
-	if out := human("sync", src); !strings.Contains(out, "1 file removed from the index") {
+	if out := human("sync", src); !strings.Contains(out, "1 file removed from the index") || !strings.Contains(out, " unchanged, 0 skipped, 1 deleted, ") {
 		t.Errorf("sync after a deletion:\n%s", out)
 	}
 	r = tychora(t, ws, "jobs", "list", "--json")
@@ -95,6 +95,10 @@ func TestQueuedWithoutOwner(t *testing.T) {
 	if r := tychora(t, ws, "init"); r.code != 0 {
 		t.Fatal(r)
 	}
+	// The words about waiting jobs must be about the test's own job: a
+	// watching owner syncs every source when it starts, and that sync may
+	// still run when the add ends.
+	noWatch(t, ws)
 	// A small source indexed first: its matches exist while the big one
 	// waits.
 	notes := filepath.Join(root, "notes")

@@ -17,6 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -31,11 +33,17 @@ import (
 )
 
 type report struct {
-	Tree           string  `json:"tree"`
-	Files          int     `json:"files"`
-	WatchedDirs    int     `json:"watched_dirs"`
-	SetupMS        float64 `json:"watch_setup_ms"`
-	AddedRSSMB     float64 `json:"added_rss_mb"`
+	Tree        string  `json:"tree"`
+	Files       int     `json:"files"`
+	WatchedDirs int     `json:"watched_dirs"`
+	SetupMS     float64 `json:"watch_setup_ms"`
+	AddedRSSMB  float64 `json:"added_rss_mb"`
+	// AddedAnonMB is the part of AddedRSSMB that is the process's own
+	// memory (RssAnon); the rest is pages of index.db that the read
+	// connections map (RssFile): the system's page cache, shared and
+	// reclaimable.
+	AddedAnonMB    float64 `json:"added_anon_mb"`
+	AddedFileMB    float64 `json:"added_file_mb"`
 	IdleCPUPercent float64 `json:"idle_cpu_percent_of_one_core"`
 	IdleSeconds    float64 `json:"idle_seconds"`
 	Edits          int     `json:"edits"`
@@ -56,6 +64,8 @@ func main() {
 	idle := flag.Duration("idle", time.Minute, "how long the idle owner is measured")
 	branch := flag.String("branch", "bench-other", "a branch of the tree that changes the files of -checkout-list")
 	list := flag.String("checkout-list", "", "the files the branch changes, one a line, in token order (zqco0000x, ...)")
+	idleProfile := flag.String("idle-cpuprofile", "", "write a CPU profile of the idle window to this file")
+	checkoutProfile := flag.String("checkout-cpuprofile", "", "write a CPU profile of the checkout to this file")
 	flag.Parse()
 	if *tree == "" {
 		fail(fmt.Errorf("-tree is required"))
@@ -81,10 +91,14 @@ func main() {
 	srcID := j.SourceID
 	rep.Files = int(j.Progress.Indexed)
 	fmt.Fprintf(os.Stderr, "watchbench: first sync: %d files indexed\n", j.Progress.Indexed)
+	// The merge of the index that follows a large revision is work, not
+	// idling: it ends before anything is measured.
+	waitMerged(own)
 
 	// Added memory and set-up time: watching turned on in the running
 	// owner (a settings reload), against the same owner before.
 	rssBefore := settledRSS()
+	anonBefore, fileBefore := statusKB("RssAnon:"), statusKB("RssFile:")
 	t0 := time.Now()
 	setWatch(ws, true)
 	for !watching(octx, svc, srcID) {
@@ -94,12 +108,17 @@ func main() {
 	// set-up is what follows it.
 	rep.SetupMS = float64(time.Since(t0).Microseconds())/1000 - 150
 	rep.AddedRSSMB = float64(settledRSS()-rssBefore) / (1 << 20)
+	rep.AddedAnonMB = float64(statusKB("RssAnon:")-anonBefore) / (1 << 10)
+	rep.AddedFileMB = float64(statusKB("RssFile:")-fileBefore) / (1 << 10)
 	rep.WatchedDirs = countDirs(*tree)
 
 	// Idle: no change on disk for the whole window.
 	time.Sleep(2 * time.Second)
+	waitMerged(own)
+	stopProfile := profile(*idleProfile, 1000)
 	cpu0, wall0 := cpuTime(), time.Now()
 	time.Sleep(*idle)
+	stopProfile()
 	rep.IdleSeconds = time.Since(wall0).Seconds()
 	rep.IdleCPUPercent = 100 * (cpuTime() - cpu0).Seconds() / rep.IdleSeconds
 
@@ -150,6 +169,7 @@ func main() {
 	rep.CheckoutFiles = len(strings.Fields(git(*tree, "diff", "--name-only", "HEAD", *branch)))
 	before := time.Now()
 	jobsBefore := countJobs(octx, svc, srcID)
+	stopProfile = profile(*checkoutProfile, 0)
 	git(*tree, "checkout", "-q", *branch)
 	time.Sleep(50 * time.Millisecond)
 	for !idleSource(octx, svc, srcID) {
@@ -160,6 +180,7 @@ func main() {
 		waitFound(octx, svc, fmt.Sprintf("zqco%04dx", k), 1, 30*time.Second)
 	}
 	rep.CheckoutMS = ms(time.Since(before))
+	stopProfile()
 	rep.CheckoutJobs = countJobs(octx, svc, srcID) - jobsBefore
 	if revs, err := svc.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "revisions", SourceID: srcID, Limit: rep.CheckoutJobs}}); err == nil {
 		b, _ := json.Marshal(revs.Result)
@@ -178,6 +199,38 @@ func main() {
 	}
 	out, _ := json.MarshalIndent(rep, "", "  ")
 	fmt.Println(string(out))
+}
+
+// profile starts a CPU profile written to file ("" for none) at rate
+// samples a second (0: the default, 100), and returns what stops it. An
+// idle process needs a high rate to get any samples at all.
+func profile(file string, rate int) func() {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fail(err)
+	}
+	if rate > 0 {
+		runtime.SetCPUProfileRate(rate)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fail(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fail(err)
+		}
+	}
+}
+
+// waitMerged waits until the owner has no index merge due or running.
+func waitMerged(own *tyruntime.Owner) {
+	for own.Merging() {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func start(ctx context.Context, ws string) *tyruntime.Owner {
@@ -328,11 +381,14 @@ func git(dir string, args ...string) string {
 	return string(out)
 }
 
-// settledRSS is the resident set after a GC and a pause.
+// settledRSS is the resident set after a GC that returns the freed
+// memory to the system (without that, what the last sync freed stays
+// resident for minutes, and the difference says more about when the
+// runtime's scavenger ran than about watching), and a pause.
 func settledRSS() int64 {
-	runtime.GC()
+	debug.FreeOSMemory()
 	time.Sleep(500 * time.Millisecond)
-	runtime.GC()
+	debug.FreeOSMemory()
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
@@ -342,6 +398,22 @@ func settledRSS() int64 {
 			var kb int64
 			fmt.Sscan(f[1], &kb)
 			return kb << 10
+		}
+	}
+	return 0
+}
+
+// statusKB reads one kB figure of /proc/self/status (key with its colon).
+func statusKB(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == key {
+			var kb int64
+			fmt.Sscan(f[1], &kb)
+			return kb
 		}
 	}
 	return 0
