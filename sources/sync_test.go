@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -694,124 +693,6 @@ func TestSyncFileSource(t *testing.T) {
 var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
 	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
 
-// benchCorpus writes a deterministic corpus of Go and Markdown files.
-func benchCorpus(b *testing.B, dir string, files int) {
-	b.Helper()
-	for i := range files {
-		var sb strings.Builder
-		var name string
-		if i%3 == 0 {
-			name = fmt.Sprintf("docs/d%02d/guide%04d.md", i%17, i)
-			fmt.Fprintf(&sb, "# Guide %d\n\n", i)
-			for s := range 12 {
-				fmt.Fprintf(&sb, "## Section %d.%d\n\nThe parseHTTPRequest helper reads a request; see `ReadFile%d` and os.Open.\n", i, s, s)
-				for p := range 6 {
-					fmt.Fprintf(&sb, "Paragraph %d of section %d talks about indexing, tokens and budgets in plain words.\n", p, s)
-				}
-				sb.WriteString("\n```go\nfunc example() error { return nil }\n```\n\n")
-			}
-		} else {
-			name = fmt.Sprintf("pkg/p%02d/file%04d.go", i%23, i)
-			fmt.Fprintf(&sb, "// Package p%d is generated for the benchmark.\npackage p%d\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n", i%23, i%23)
-			for f := range 25 {
-				fmt.Fprintf(&sb, "// handleRequest%d handles one request of kind %d.\nfunc handleRequest%d(path string, n int) (int, error) {\n", f, f, f)
-				sb.WriteString("\tb, err := os.ReadFile(path)\n\tif err != nil {\n\t\treturn 0, fmt.Errorf(\"read: %w\", err)\n\t}\n")
-				sb.WriteString("\tfor i := 0; i < n; i++ {\n\t\tn += len(b) % (i + 1)\n\t}\n\treturn n, nil\n}\n\n")
-			}
-		}
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkIngest syncs a directory into a fresh workspace: a generated
-// corpus, or $TYCHORA_BENCH_DIR when set. "initial" is a first sync,
-// "resync" a sync of the unchanged tree.
-func BenchmarkIngest(b *testing.B) {
-	dir := os.Getenv("TYCHORA_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(b.TempDir(), "corpus")
-		benchCorpus(b, dir, 600)
-	}
-	dir, err := filepath.Abs(dir)
-	if err == nil {
-		dir, err = filepath.EvalSymlinks(dir)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	open := func(b *testing.B) (*Indexer, Source, func()) {
-		ws := filepath.Join(b.TempDir(), "ws")
-		if err := os.MkdirAll(ws, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := NewPolicy([]string{dir}, ws)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
-		src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return ix, src, func() { db.Close() }
-	}
-	report := func(b *testing.B, files, bytes int64) {
-		secs := b.Elapsed().Seconds()
-		if secs > 0 {
-			b.ReportMetric(float64(files)/secs, "files/s")
-			b.ReportMetric(float64(bytes)/(1<<20)/secs, "MB/s")
-		}
-	}
-	b.Run("initial", func(b *testing.B) {
-		var files, bytes int64
-		for b.Loop() {
-			b.StopTimer()
-			ix, src, done := open(b)
-			b.StartTimer()
-			st, err := ix.Sync(ctx, src.ID, SyncOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			files += st.Indexed
-			bytes += st.Bytes
-			b.StopTimer()
-			done()
-			b.StartTimer()
-		}
-		report(b, files, bytes)
-	})
-	b.Run("resync", func(b *testing.B) {
-		ix, src, done := open(b)
-		defer done()
-		if _, err := ix.Sync(ctx, src.ID, SyncOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		var files int64
-		for b.Loop() {
-			st, err := ix.Sync(ctx, src.ID, SyncOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if st.Indexed != 0 {
-				b.Fatalf("resync indexed %d files", st.Indexed)
-			}
-			files += st.FilesSeen
-		}
-		report(b, files, 0)
-	})
-}
-
 func TestSyncProgress(t *testing.T) {
 	e := newEnv(t)
 	for i := range 30 {
@@ -829,18 +710,6 @@ func TestSyncProgress(t *testing.T) {
 	}
 	if want := (Progress{FilesSeen: 31, Indexed: 30, Skipped: 1, Bytes: st.Bytes}); st.Progress != want || st.Bytes == 0 {
 		t.Fatalf("progress %+v, want %+v", st.Progress, want)
-	}
-}
-
-func TestImageFormat(t *testing.T) {
-	for mime, want := range map[string]string{
-		"image/png": "png", "image/jpeg": "jpeg", "image/svg+xml": "svg", "image/x-icon": "ico",
-		"image/vnd.microsoft.icon": "ico", "image/tiff": "tiff", "image/webp": "webp",
-		"image/bmp": "bmp", "image/avif": "avif", "image/heic": "heic", "image/gif": "gif",
-	} {
-		if got := imageFormat(mime); got != want {
-			t.Errorf("imageFormat(%q) = %q, want %q", mime, got, want)
-		}
 	}
 }
 
@@ -899,50 +768,5 @@ func TestSyncFolderGlobs(t *testing.T) {
 	e.sync(inc.ID)
 	if p := e.paths(inc.ID); !slices.Equal(p, []string{"docs/a.md", "docs/deep/b.md"}) {
 		t.Errorf("include docs/: indexed %v", p)
-	}
-}
-
-// TestSyncUTF16: a UTF-16 file with its byte order mark is text, decoded;
-// one that is not valid UTF-16 is undecodable, not indexed with its NULs.
-func TestSyncUTF16(t *testing.T) {
-	e := newEnv(t)
-	enc := func(s string, le bool) string {
-		var b []byte
-		if le {
-			b = append(b, 0xFF, 0xFE)
-		} else {
-			b = append(b, 0xFE, 0xFF)
-		}
-		for _, u := range utf16.Encode([]rune(s)) {
-			if le {
-				b = append(b, byte(u), byte(u>>8))
-			} else {
-				b = append(b, byte(u>>8), byte(u))
-			}
-		}
-		return string(b)
-	}
-	e.write("w/le.txt", enc("first line\r\nquokkaword here 🎉\r\n", true))
-	e.write("w/be.txt", enc("wombatword\n", false))
-	e.write("w/odd.txt", enc("numbatword\n", true)+"x")
-	e.write("w/lone.txt", enc("x", true)+"\x00\xd8")
-	e.write("w/nul.bin", enc("a\x00b", true))
-	src := e.add(SourceInput{Path: "w"})
-	e.sync(src.ID)
-	for w, n := range map[string]int{"quokkaword": 1, "wombatword": 1, "numbatword": 0} {
-		if got := e.match(w); got != n {
-			t.Errorf("MATCH %s: %d, want %d", w, got, n)
-		}
-	}
-	if got := e.skips(src.ID); got["odd.txt"] != SkipUndecodable || got["lone.txt"] != SkipUndecodable || got["nul.bin"] != SkipBinary {
-		t.Errorf("skips %v", got)
-	}
-	var text string
-	var start, end int
-	if err := e.db.R.QueryRow(`SELECT text, start_line, end_line FROM evidence WHERE source_id = ? AND path = 'le.txt' AND leaf = 1`, src.ID).Scan(&text, &start, &end); err != nil {
-		t.Fatal(err)
-	}
-	if text != "first line\nquokkaword here 🎉" && text != "first line\nquokkaword here 🎉\n" || start != 1 || end != 2 {
-		t.Errorf("le.txt leaf %q lines %d-%d", text, start, end)
 	}
 }

@@ -1,0 +1,130 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/workspace"
+)
+
+// benchCorpus writes a deterministic corpus of Go and Markdown files.
+func benchCorpus(b *testing.B, dir string, files int) {
+	b.Helper()
+	for i := range files {
+		var sb strings.Builder
+		var name string
+		if i%3 == 0 {
+			name = fmt.Sprintf("docs/d%02d/guide%04d.md", i%17, i)
+			fmt.Fprintf(&sb, "# Guide %d\n\n", i)
+			for s := range 12 {
+				fmt.Fprintf(&sb, "## Section %d.%d\n\nThe parseHTTPRequest helper reads a request; see `ReadFile%d` and os.Open.\n", i, s, s)
+				for p := range 6 {
+					fmt.Fprintf(&sb, "Paragraph %d of section %d talks about indexing, tokens and budgets in plain words.\n", p, s)
+				}
+				sb.WriteString("\n```go\nfunc example() error { return nil }\n```\n\n")
+			}
+		} else {
+			name = fmt.Sprintf("pkg/p%02d/file%04d.go", i%23, i)
+			fmt.Fprintf(&sb, "// Package p%d is generated for the benchmark.\npackage p%d\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n", i%23, i%23)
+			for f := range 25 {
+				fmt.Fprintf(&sb, "// handleRequest%d handles one request of kind %d.\nfunc handleRequest%d(path string, n int) (int, error) {\n", f, f, f)
+				sb.WriteString("\tb, err := os.ReadFile(path)\n\tif err != nil {\n\t\treturn 0, fmt.Errorf(\"read: %w\", err)\n\t}\n")
+				sb.WriteString("\tfor i := 0; i < n; i++ {\n\t\tn += len(b) % (i + 1)\n\t}\n\treturn n, nil\n}\n\n")
+			}
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIngest syncs a directory into a fresh workspace: a generated
+// corpus, or $TYCHORA_BENCH_DIR when set. "initial" is a first sync,
+// "resync" a sync of the unchanged tree.
+func BenchmarkIngest(b *testing.B) {
+	dir := os.Getenv("TYCHORA_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(b.TempDir(), "corpus")
+		benchCorpus(b, dir, 600)
+	}
+	dir, err := filepath.Abs(dir)
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	open := func(b *testing.B) (*Indexer, Source, func()) {
+		ws := filepath.Join(b.TempDir(), "ws")
+		if err := os.MkdirAll(ws, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := NewPolicy([]string{dir}, ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
+		src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ix, src, func() { db.Close() }
+	}
+	report := func(b *testing.B, files, bytes int64) {
+		secs := b.Elapsed().Seconds()
+		if secs > 0 {
+			b.ReportMetric(float64(files)/secs, "files/s")
+			b.ReportMetric(float64(bytes)/(1<<20)/secs, "MB/s")
+		}
+	}
+	b.Run("initial", func(b *testing.B) {
+		var files, bytes int64
+		for b.Loop() {
+			b.StopTimer()
+			ix, src, done := open(b)
+			b.StartTimer()
+			st, err := ix.Sync(ctx, src.ID, SyncOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			files += st.Indexed
+			bytes += st.Bytes
+			b.StopTimer()
+			done()
+			b.StartTimer()
+		}
+		report(b, files, bytes)
+	})
+	b.Run("resync", func(b *testing.B) {
+		ix, src, done := open(b)
+		defer done()
+		if _, err := ix.Sync(ctx, src.ID, SyncOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		var files int64
+		for b.Loop() {
+			st, err := ix.Sync(ctx, src.ID, SyncOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st.Indexed != 0 {
+				b.Fatalf("resync indexed %d files", st.Indexed)
+			}
+			files += st.FilesSeen
+		}
+		report(b, files, 0)
+	})
+}
