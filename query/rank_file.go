@@ -349,12 +349,26 @@ func definesName(names []qname, c *candidate) float64 {
 	}
 	out := 0.0
 	for _, n := range names {
+		q := n.qualifier
 		if n.name != first && n.name != last {
+			// A class that holds the method the question qualifies by
+			// it (Buffer.write_string in "class Buffer" whole, as the
+			// extractors of class-per-unit languages cut it) defines it
+			// too, in its type's package.
+			if len(q) == 0 || first != q[len(q)-1] || !holdsWord(c.text, n.name) ||
+				len(q) > 1 && !qualifierIsDir(c.path, q[:len(q)-1]) {
+				continue
+			}
+			out = max(out, 1)
 			continue
 		}
 		var d float64
 		switch {
-		case len(n.qualifier) == 0 || qualifierIsDir(c.path, n.qualifier):
+		case len(q) == 0 || qualifierIsDir(c.path, q):
+			d = 1
+		case ownedBy(c, q[len(q)-1]) && (len(q) == 1 || qualifierIsDir(c.path, q[:len(q)-1])):
+			// A method qualified by its type, and by the type's package
+			// when the qualifier says more (bytes.Buffer.WriteString).
 			d = 1
 		case pathHasFolder(c.path, n.qualifier[len(n.qualifier)-1]):
 			d = defDeeperPackage
@@ -364,6 +378,41 @@ func definesName(names []qname, c *candidate) float64 {
 		out = max(out, d)
 	}
 	return out
+}
+
+// holdsWord reports whether text holds w (folded, as the index tokenizes
+// it) as a whole token.
+func holdsWord(text, w string) bool {
+	found := false
+	sources.ForEachToken(text, nil, func(tok []byte, _, _ int) bool {
+		found = string(tok) == w
+		return !found
+	})
+	return found
+}
+
+// ownedBy reports whether the candidate is a member of the type named
+// typ (folded): a Go method whose receiver is of that type ("func (b
+// *Buffer) WriteString"), or a unit under a heading that declares it (a
+// method inside "class Buffer" or "impl Buffer").
+func ownedBy(c *candidate, typ string) bool {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(c.title), "func ("); ok {
+		if i := strings.IndexByte(rest, ')'); i >= 0 {
+			recv := strings.Fields(strings.NewReplacer("*", " ", "[", " ").Replace(rest[:i]))
+			if len(recv) > 0 && strings.ToLower(recv[len(recv)-1]) == typ {
+				return true
+			}
+		}
+	}
+	for _, h := range c.headings {
+		if h == c.title {
+			continue
+		}
+		if first, _ := declaredNames(h); first == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // qualifierIsDir reports whether the qualifier names the unit's package

@@ -438,3 +438,23 @@ func TestDefinitionScaledByTheNamesShare(t *testing.T) {
 		}
 	}
 }
+
+func TestMethodQualifiedByItsType(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		// Two types named Buffer, in two packages; the question names the
+		// package, the type and the method.
+		"bytes/buffer.go":               "package bytes\n\n// A Buffer is a variable-sized buffer of bytes.\ntype Buffer struct{ buf []byte }\n\n// WriteString appends the contents of s to the buffer.\nfunc (b *Buffer) WriteString(s string) (int, error) { return 0, nil }\n",
+		"log/internal/buffer/buffer.go": "package buffer\n\n// Buffer is a byte buffer of a logger's buffer pool.\ntype Buffer []byte\n\n// WriteString appends s to the buffer; the buffer grows.\nfunc (b *Buffer) WriteString(s string) (int, error) { return 0, nil }\n",
+		// A class method in Python: the class is the heading above it.
+		"py/buffers.py": "class Buffer:\n    \"\"\"A growable buffer.\"\"\"\n\n    def write_string(self, s):\n        \"\"\"Append s.\"\"\"\n        pass\n\n\nclass Writer:\n    \"\"\"Writes to a file.\"\"\"\n\n    def write_string(self, s):\n        \"\"\"Append s to the buffer of the file.\"\"\"\n        pass\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "bytes.Buffer.WriteString"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "bytes/buffer.go" || !strings.Contains(res.Hits[0].Title, "WriteString") {
+		t.Errorf("bytes.Buffer.WriteString: first hit %+v, want bytes/buffer.go's WriteString", res.Hits[:min(1, len(res.Hits))])
+	}
+	res = env.search(env.all, QueryRequest{Question: "Buffer.write_string"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "py/buffers.py" || res.Hits[0].Span.StartLine > 6 {
+		t.Errorf("Buffer.write_string: first hit %+v, want the method of class Buffer", res.Hits[:min(1, len(res.Hits))])
+	}
+}
