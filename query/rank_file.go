@@ -397,11 +397,8 @@ func holdsWord(text, w string) bool {
 // method inside "class Buffer" or "impl Buffer").
 func ownedBy(c *candidate, typ string) bool {
 	if rest, ok := strings.CutPrefix(strings.TrimSpace(c.title), "func ("); ok {
-		if i := strings.IndexByte(rest, ')'); i >= 0 {
-			recv := strings.Fields(strings.NewReplacer("*", " ", "[", " ").Replace(rest[:i]))
-			if len(recv) > 0 && strings.ToLower(recv[len(recv)-1]) == typ {
-				return true
-			}
+		if i := strings.IndexByte(rest, ')'); i >= 0 && strings.EqualFold(receiverType(rest[:i]), typ) {
+			return true
 		}
 	}
 	for _, h := range c.headings {
@@ -413,6 +410,25 @@ func ownedBy(c *candidate, typ string) bool {
 		}
 	}
 	return false
+}
+
+// receiverType is the type of a Go method's receiver, from what its
+// parentheses hold: "b *Buffer" → Buffer, "s *Set[T]" → Set, "Map[K, V]"
+// → Map.
+func receiverType(recv string) string {
+	f := strings.Fields(recv)
+	if len(f) == 0 {
+		return ""
+	}
+	t := f[0]
+	if len(f) > 1 && !strings.ContainsAny(f[0], "*[") {
+		t = f[1] // the receiver's name, then its type
+	}
+	t = strings.TrimLeft(t, "*")
+	if i := strings.IndexByte(t, '['); i >= 0 {
+		t = t[:i]
+	}
+	return t
 }
 
 // qualifierIsDir reports whether the qualifier names the unit's package

@@ -30,7 +30,7 @@ func TestKeptFileTermsMatchScorer(t *testing.T) {
 		}
 		pq := parseQuestion(question)
 		prof, _ := profileByName(DefaultProfile)
-		q, err := env.engine.prepareQuery(ctx, tx, prof, &pq)
+		q, err := env.engine.prepareQuery(ctx, tx, prof, &pq, &scopeFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -458,3 +458,43 @@ func TestMethodQualifiedByItsType(t *testing.T) {
 		t.Errorf("Buffer.write_string: first hit %+v, want the method of class Buffer", res.Hits[:min(1, len(res.Hits))])
 	}
 }
+
+// Only the files in the caller's scope make a stop word a name: a search
+// of collection b ranks alike whatever collection a holds.
+func TestStopwordNamesOnlyInScope(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("a", "a", map[string]string{"syncx/once.go": "package syncx\n\n// Once runs a function one time.\ntype Once struct{}\n"})
+	env.folder("b", "b", map[string]string{"guard.go": "package guard\n\n// guard runs a function once.\nfunc guard() {}\n"})
+	ctx := context.Background()
+	for _, c := range []struct {
+		scope scopeFilter
+		kept  bool
+	}{{scopeFilter{}, true}, {scopeFilter{collections: []string{"a"}}, true}, {scopeFilter{collections: []string{"b"}}, false}} {
+		tx, release, err := env.engine.begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pq := parseQuestion("run a function once")
+		prof, _ := profileByName(DefaultProfile)
+		if _, err := env.engine.prepareQuery(ctx, tx, prof, &pq, &c.scope); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		for _, tm := range pq.terms {
+			if tm.token == "once" && tm.stop == c.kept {
+				t.Errorf("scope %v: once is a stop word %v, want %v", c.scope.collections, tm.stop, !c.kept)
+			}
+		}
+	}
+}
+
+func TestReceiverType(t *testing.T) {
+	for recv, want := range map[string]string{
+		"b *Buffer": "Buffer", "*Buffer": "Buffer", "s *Set[T]": "Set", "Map[K, V]": "Map",
+		"m *Map[K, V]": "Map", "r Root": "Root", "": "",
+	} {
+		if got := receiverType(recv); got != want {
+			t.Errorf("receiverType(%q) = %q, want %q", recv, got, want)
+		}
+	}
+}

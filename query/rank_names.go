@@ -43,9 +43,9 @@ type nameRef struct {
 type nameIndex struct {
 	files []nameRef
 	stems map[string][]int32
-	// bases holds every file's whole name without its extension, folded
-	// ("once" of sync/once.go): the stop words that name a file.
-	bases map[string]bool
+	// bases maps a stop word that is some file's whole name without its
+	// extension, folded ("once" of sync/once.go), to those files.
+	bases map[string][]int32
 }
 
 // nameCache holds the name index of one index generation.
@@ -78,7 +78,7 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 		return nil, fmt.Errorf("search: name index: %w", err)
 	}
 	defer rows.Close()
-	ix := &nameIndex{stems: map[string][]int32{}, bases: map[string]bool{}}
+	ix := &nameIndex{stems: map[string][]int32{}, bases: map[string][]int32{}}
 	var buf []byte
 	for rows.Next() {
 		var r nameRef
@@ -92,7 +92,7 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 			base = base[:i]
 		}
 		if b := strings.ToLower(base); len(b) >= 3 && isStopword(b) {
-			ix.bases[b] = true
+			ix.bases[b] = append(ix.bases[b], id)
 		}
 		var seen []string
 		for _, w := range nameWords(r.path) {
@@ -143,9 +143,7 @@ func (ix *nameIndex) lookup(stems map[string]float64, sf *scopeFilter) [][2]stri
 		if s < minNameShare {
 			continue
 		}
-		r := &ix.files[id]
-		if sf.collections != nil && !slices.Contains(sf.collections, r.collectionID) ||
-			len(sf.sources) > 0 && !slices.Contains(sf.sources, r.sourceID) {
+		if !ix.inScope(id, sf) {
 			continue
 		}
 		best = append(best, scored{id, s})
@@ -171,11 +169,13 @@ func (ix *nameIndex) lookup(stems map[string]float64, sf *scopeFilter) [][2]stri
 }
 
 // keepNamedStopwords counts the stop words of the question that are the
-// whole name of an indexed file ("once" of sync/once.go, "all", "before"):
-// in code such a word is a name (sync.Once, errgroup's Wait for all), and
+// whole name of a file in the caller's scope ("once" of sync/once.go,
+// "all", "before"): in code such a word is a name (sync.Once), and
 // dropping it loses the file the question names. Those words are scored
-// and probed as any other; the rest stay stop words.
-func (e *Engine) keepNamedStopwords(ctx context.Context, tx *sql.Tx, gen []byte, pq *parsedQuery) error {
+// and probed as any other; the rest stay stop words. Files outside the
+// scope count for nothing, so a search ranks alike whatever other
+// collections hold.
+func (e *Engine) keepNamedStopwords(ctx context.Context, tx *sql.Tx, gen []byte, pq *parsedQuery, sf *scopeFilter) error {
 	has := false
 	for _, t := range pq.terms {
 		if t.stop && t.free {
@@ -191,9 +191,16 @@ func (e *Engine) keepNamedStopwords(ctx context.Context, tx *sql.Tx, gen []byte,
 		return err
 	}
 	for i := range pq.terms {
-		if t := &pq.terms[i]; t.stop && t.free && ix.bases[t.token] {
+		if t := &pq.terms[i]; t.stop && t.free && slices.ContainsFunc(ix.bases[t.token], func(id int32) bool { return ix.inScope(id, sf) }) {
 			t.stop = false
 		}
 	}
 	return nil
+}
+
+// inScope reports whether file id lies in the scope sf.
+func (ix *nameIndex) inScope(id int32, sf *scopeFilter) bool {
+	r := &ix.files[id]
+	return (sf.collections == nil || slices.Contains(sf.collections, r.collectionID)) &&
+		(len(sf.sources) == 0 || slices.Contains(sf.sources, r.sourceID))
 }

@@ -127,7 +127,7 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	if sf.none || pq.empty() {
 		return out, nil
 	}
-	q, err := e.prepareQuery(ctx, tx, prof, &pq)
+	q, err := e.prepareQuery(ctx, tx, prof, &pq, &sf)
 	if err != nil {
 		return Ranked{}, err
 	}
@@ -184,7 +184,7 @@ type preparedQuery struct {
 }
 
 // prepareQuery looks up the statistics of the question's terms.
-func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq *parsedQuery) (*preparedQuery, error) {
+func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq *parsedQuery, sf *scopeFilter) (*preparedQuery, error) {
 	stems := make([]string, len(pq.terms))
 	for i, t := range pq.terms {
 		stems[i] = t.stem
@@ -193,7 +193,7 @@ func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq
 	if err != nil {
 		return nil, err
 	}
-	if err := e.keepNamedStopwords(ctx, tx, stats.generation, pq); err != nil {
+	if err := e.keepNamedStopwords(ctx, tx, stats.generation, pq, sf); err != nil {
 		return nil, err
 	}
 	q := &preparedQuery{prof: prof, pq: pq, stats: stats, terms: scoringTerms(pq, stats, df)}
