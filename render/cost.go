@@ -64,7 +64,7 @@ type parts struct {
 // structured fragment under a render.
 func partsOf(f Format, h *query.Hit) (parts, error) {
 	sh := *h
-	sh.Truncated = false
+	sh.Truncated = IsBare(h)
 	if f != FormatNone {
 		sh = citationOf(sh)
 	}
@@ -74,7 +74,7 @@ func partsOf(f Format, h *query.Hit) (parts, error) {
 	}
 	p := parts{core: core}
 	if f != FormatNone {
-		p.block = blockFor(f, newItem(h, false))
+		p.block = blockFor(f, newItem(h, IsBare(h)))
 		p.esc = escapeJSON(p.block)
 	}
 	return p, nil

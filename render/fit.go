@@ -174,7 +174,7 @@ func (f *fitter) part(i int) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.it = newItem(&f.hits[i], false)
+	p.it = newItem(&f.hits[i], IsBare(&f.hits[i]))
 	cost := HitCost{Counter: f.c.name, Format: f.f, JSONSum: fingerprint(p.core), RenderedSum: fingerprint(p.block)}
 	if i < len(f.in) && f.in[i].Counter == f.c.name && f.in[i].Format == f.f && !f.t.whole {
 		if f.in[i].JSONSum == cost.JSONSum {
@@ -565,7 +565,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 			return nil, err
 		}
 		h := f.hits[i]
-		h.Truncated = false
+		h.Truncated = IsBare(&h)
 		if f.f != FormatNone {
 			h = citationOf(h)
 		}

@@ -187,11 +187,29 @@ func headingContext(h *query.Hit) string {
 	return ""
 }
 
+// contextOf is the header's context of an item: its heading context,
+// unless the first line shown already holds it (a declaration's title on
+// its own first line, a document's title as its heading), where it would
+// only say the same twice.
+func contextOf(it item) string {
+	c := headingContext(it.h)
+	if c == "" {
+		return ""
+	}
+	first, _, _ := strings.Cut(it.text, "\n")
+	if strings.Contains(first, c) {
+		return ""
+	}
+	return c
+}
+
 func flags(it item) string {
 	var b strings.Builder
 	switch {
 	case it.h.Excerpt != nil:
 		b.WriteString(" (excerpt of " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
+	case it.cut && it.text == "":
+		b.WriteString(" (lines left out by the budget)")
 	case it.cut:
 		b.WriteString(" (truncated; evidence spans " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	}
@@ -210,7 +228,7 @@ func markdownParts(it item) (head, tail string) {
 	var b strings.Builder
 	b.WriteString("## ")
 	b.WriteString(inlineCode(citation(it)))
-	if c := headingContext(it.h); c != "" {
+	if c := contextOf(it); c != "" {
 		b.WriteString(" — ")
 		b.WriteString(c)
 	}
@@ -233,7 +251,7 @@ func agentHead(it item) string {
 	b.WriteString("==> ")
 	b.WriteString(citation(it))
 	b.WriteString(" <==")
-	if c := headingContext(it.h); c != "" {
+	if c := contextOf(it); c != "" {
 		b.WriteString(" ")
 		b.WriteString(c)
 	}

@@ -37,6 +37,11 @@ type packHit struct {
 	over   int      // estimated tokens of the hit without its text
 	lo, hi int      // the lines shown, inclusive, as indices into lines
 	whole  bool
+	// bare is a place shown by its citation and header alone: its least
+	// showing (one line, a paragraph) would take more than its share of
+	// the budget. bareOver is what it costs so (its header differs).
+	bare     bool
+	bareOver int
 }
 
 // estimateText is the planner's token estimate of s as it travels: once
@@ -50,6 +55,16 @@ func estimateText(s string, rendered bool) int {
 	return (n*10 + 31) / 32 // about 3.2 bytes a token
 }
 
+// countText is what s costs as it travels, counted: once escaped in the
+// JSON, and, under a render, once more in the text.
+func countText(c *Counter, s string, rendered bool) int {
+	n := c.Count(escapeJSON(s))
+	if rendered {
+		n += c.Count(s)
+	}
+	return n
+}
+
 // newPackHit prepares h: its lines, their costs and its focus. With
 // exact, what the hit costs without its text is counted exactly: its
 // JSON, and under a render its header, in the text and escaped in
@@ -57,44 +72,86 @@ func estimateText(s string, rendered bool) int {
 // the last place that fits: the fitter counts what it keeps of them).
 func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 	p := packHit{over: 4, whole: true}
-	if !exact {
-		p.over = estimatedCitation
-	} else {
-		sh := *h
-		sh.Text = nil
-		if f != FormatNone {
-			sh = citationOf(sh)
-			head, _ := blockParts(f, newItem(h, false))
-			p.over += c.Count(head) + c.Count(escapeJSON(head))
+	if h.Text != nil && *h.Text != "" {
+		text := *h.Text
+		for len(text) > 0 {
+			i := strings.IndexByte(text, '\n')
+			if i < 0 {
+				i = len(text) - 1
+			}
+			p.lines = append(p.lines, text[:i+1])
+			text = text[i+1:]
 		}
-		if core, err := coreOf(&sh); err == nil {
-			p.over += c.Count(core)
+		p.cost = make([]int, len(p.lines))
+		for i, l := range p.lines {
+			p.cost[i] = estimateText(l, f != FormatNone)
+		}
+		if fo := h.Focus; fo != nil {
+			a, b := fo.StartLine-h.Span.StartLine, fo.EndLine-h.Span.StartLine
+			if a >= 0 && a < len(p.lines) && b >= a {
+				p.lo, p.hi = a, min(b, len(p.lines)-1, a+focusLines-1)
+			}
 		}
 	}
-	if h.Text == nil || *h.Text == "" {
+	if !exact {
+		p.over += estimatedCitation
 		return p
 	}
-	text := *h.Text
-	for len(text) > 0 {
-		i := strings.IndexByte(text, '\n')
-		if i < 0 {
-			i = len(text) - 1
+	// The lines a place may start with are counted exactly too (its
+	// focus, and its first line, which stands in for a long focus): the
+	// estimate runs high on code, and a place is planned on them.
+	for _, i := range []int{0, p.lo, p.hi} {
+		if i < len(p.lines) {
+			p.cost[i] = countText(c, p.lines[i], f != FormatNone)
 		}
-		p.lines = append(p.lines, text[:i+1])
-		text = text[i+1:]
 	}
-	p.cost = make([]int, len(p.lines))
-	for i, l := range p.lines {
-		p.cost[i] = estimateText(l, f != FormatNone)
+	sh := *h
+	sh.Text = nil
+	if f != FormatNone {
+		sh = citationOf(sh)
+		// The header as the place will show it: its focus lines first
+		// (the header's context depends on the first line shown).
+		head, _ := blockParts(f, newItem(p.focused(h), false))
+		p.over += c.Count(head) + c.Count(escapeJSON(head))
+		bh := bareOf(h)
+		head, _ = blockParts(f, newItem(&bh, true))
+		p.bareOver = c.Count(head) + c.Count(escapeJSON(head))
 	}
-	p.lo, p.hi = 0, 0
-	if fo := h.Focus; fo != nil {
-		a, b := fo.StartLine-h.Span.StartLine, fo.EndLine-h.Span.StartLine
-		if a >= 0 && a < len(p.lines) && b >= a {
-			p.lo, p.hi = a, min(b, len(p.lines)-1, a+focusLines-1)
-		}
+	sh.Truncated = true
+	if core, err := coreOf(&sh); err == nil {
+		p.bareOver += c.Count(core) + 4
+	}
+	sh.Truncated = false
+	if core, err := coreOf(&sh); err == nil {
+		p.over += c.Count(core)
 	}
 	return p
+}
+
+// bareOf is h planned as a bare place: no text, truncated. Fit shows it
+// by its citation and header (IsBare).
+func bareOf(h *query.Hit) query.Hit {
+	b := *h
+	b.Text, b.Excerpt, b.Truncated = nil, nil, true
+	return b
+}
+
+// IsBare reports whether h is a bare place: a hit the planner shows
+// without its text (Truncated, no Text), because its least showing would
+// take more than its share of the budget.
+func IsBare(h *query.Hit) bool { return h.Truncated && h.Text == nil }
+
+// focused is h showing only its planned lines, as an excerpt when they
+// are not all of it.
+func (p *packHit) focused(h *query.Hit) *query.Hit {
+	if len(p.lines) == 0 || p.lo == 0 && p.hi == len(p.lines)-1 {
+		return h
+	}
+	fh := *h
+	text := strings.Join(p.lines[p.lo:p.hi+1], "")
+	fh.Text = &text
+	fh.Excerpt = &query.Span{StartLine: h.Span.StartLine + p.lo, EndLine: h.Span.StartLine + p.hi}
+	return &fh
 }
 
 // estimatedCitation is the allowance for a hit's citation and header when
@@ -102,6 +159,9 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 const estimatedCitation = 120
 
 func (p *packHit) shownCost() int {
+	if p.bare {
+		return p.bareOver
+	}
 	n := p.over
 	if p.whole {
 		for _, c := range p.cost {
@@ -127,6 +187,15 @@ func (p *packHit) wholeCost() int {
 // grow widens the excerpt by whole lines, after and before in turn,
 // while room allows; it returns what is left of room.
 func (p *packHit) grow(room int) int {
+	if p.bare {
+		p.bare = false
+		if d := p.shownCost() - p.bareOver; d <= room {
+			room -= d
+		} else {
+			p.bare = true
+			return room
+		}
+	}
 	if w := p.wholeCost(); w-p.shownCost() <= room {
 		room -= w - p.shownCost()
 		p.whole = true
@@ -154,6 +223,22 @@ func (p *packHit) grow(room int) int {
 	return room
 }
 
+// trimBlank drops the blank lines at either end of an excerpt: they show
+// nothing and cost their tokens twice.
+func (p *packHit) trimBlank() {
+	for p.hi > p.lo && strings.TrimSpace(p.lines[p.hi]) == "" {
+		p.hi--
+	}
+	for p.lo < p.hi && strings.TrimSpace(p.lines[p.lo]) == "" {
+		p.lo++
+	}
+}
+
+// longLine is what a focus line may cost (both copies) before a place
+// starts at its unit's first line instead: about 200 bytes, longer than
+// a line of code and shorter than a paragraph.
+const longLine = 100
+
 // packPlan plans hits into room tokens (the budget less the empty
 // answer), returning the hits to fit, how many are planned places, and
 // the estimated cost of each.
@@ -165,10 +250,12 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 	ps := make([]packHit, len(hits))
 	// Places: each hit at its focus (or whole when that is about as
 	// cheap), in rank order, while they fit.
-	// A focus line over a quarter of the room (a paragraph on one line,
-	// say) gives way to the unit's first line when that is cheaper (a
-	// title, a signature): a place is worth more than one long line.
-	share := room / 4
+	// A focus line that is a paragraph (over longLine tokens, or a
+	// quarter of the room) gives way to the unit's first line when that
+	// is cheaper (a title, a signature): a place is worth more than one
+	// long line, and the lines phase grows it again when room is left.
+	share := min(room/4, longLine)
+	bareShare := room / 4
 	places, full := 0, false
 	for i := range ps {
 		ps[i] = newPackHit(c, &hits[i], f, !full)
@@ -180,6 +267,18 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 			}
 			if p.wholeCost() <= p.shownCost()*3/2 {
 				p.whole = true
+			}
+			// A least showing over a quarter of the room, or a paragraph
+			// over what is left of it, makes a bare place when its
+			// citation fits: the place is named, and the lines phase
+			// shows its lines when room is left.
+			least := 0
+			for j := p.lo; j <= p.hi; j++ {
+				least += p.cost[j]
+			}
+			if !full && p.bareOver > 0 && p.bareOver < p.over+least &&
+				(least > bareShare || least > longLine && p.over+least > room) {
+				p.bare, p.whole = true, false
 			}
 		}
 		if full {
@@ -204,13 +303,15 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 		out[i] = hits[i]
 		p := &ps[i]
 		est[i] = p.shownCost()
+		if p.bare {
+			out[i] = bareOf(&hits[i])
+			continue
+		}
 		if p.whole || len(p.lines) == 0 || p.lo == 0 && p.hi == len(p.lines)-1 {
 			continue
 		}
-		text := strings.Join(p.lines[p.lo:p.hi+1], "")
-		out[i].Text = &text
-		start := hits[i].Span.StartLine + p.lo
-		out[i].Excerpt = &query.Span{StartLine: start, EndLine: start + p.hi - p.lo}
+		p.trimBlank()
+		out[i] = *p.focused(&hits[i])
 	}
 	return out, places, est
 }

@@ -151,3 +151,62 @@ func TestPackMorePlaces(t *testing.T) {
 		}
 	}
 }
+
+// paragraphHits are units of one long line, a paragraph: the shape of
+// prose written one paragraph to a line.
+func paragraphHits(r *rand.Rand, n int) []query.Hit {
+	hits := make([]query.Hit, n)
+	for i := range hits {
+		var b strings.Builder
+		for w := range 250 + r.IntN(150) {
+			fmt.Fprintf(&b, "word%d ", (w*7+i)%97)
+		}
+		text := fmt.Sprintf("needle%d %s\n", i, b.String())
+		hits[i] = query.Hit{
+			EvidenceID: fmt.Sprintf("ev_%04d", i), SourceID: "src_1", RevisionID: "rev_1", Kind: "markdown",
+			Path: fmt.Sprintf("docs/%d.md", i), File: fmt.Sprintf("/home/u/notes/docs/%d.md", i),
+			Span: query.Span{StartLine: 1, EndLine: 1}, Score: float64(100 - i),
+			Hash: fmt.Sprintf("sha256:%064x", i), Text: &text,
+			Focus: &query.Span{StartLine: 1, EndLine: 1},
+		}
+	}
+	return hits
+}
+
+// TestPackBarePlaces: when a place's least showing is a paragraph that
+// would take over a quarter of the budget, the place is named by its
+// citation alone (truncated, no text, a header that says so), the places
+// after it still come, and a budget with room shows the paragraphs.
+func TestPackBarePlaces(t *testing.T) {
+	hits := paragraphHits(rand.New(rand.NewPCG(7, 8)), 12)
+	ctx := context.Background()
+	for _, f := range []Format{FormatAgent, FormatMarkdown, FormatHierarchical} {
+		in := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: hits}, MaxTokens: 1000, Format: f, Pack: true}
+		out, err := Fit(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPacked(t, in, out)
+		bare := 0
+		for _, h := range out.Result.Hits {
+			if h.Truncated && h.Excerpt == nil {
+				bare++
+			}
+		}
+		if bare == 0 || len(out.Result.Hits) < 3 {
+			t.Fatalf("%s at 1000: %d places, %d bare; want several, named bare:\n%s", f, len(out.Result.Hits), bare, out.Rendered)
+		}
+		if f == FormatAgent && !strings.Contains(out.Rendered, "(lines left out by the budget)") {
+			t.Errorf("agent@1: a bare place's header does not say its lines were left out:\n%s", out.Rendered)
+		}
+		in.MaxTokens = 20000
+		if out, err = Fit(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range out.Result.Hits {
+			if h.Truncated {
+				t.Errorf("%s at 20000: place %d is cut or bare", f, i)
+			}
+		}
+	}
+}
