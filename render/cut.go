@@ -54,7 +54,7 @@ func (f *fitter) newCut(k, need int) (*cutPlan, error) {
 	c := &cutPlan{f: f, hit: h, raw: raw}
 	hc := *h
 	hc.Truncated = true
-	if f.f != FormatNone {
+	if f.format != FormatNone {
 		hc = citationOf(hc)
 		core, err := coreOf(&hc)
 		if err != nil {
@@ -66,7 +66,7 @@ func (f *fitter) newCut(k, need int) (*cutPlan, error) {
 		if len(c.sanCuts) != len(raw) {
 			return nil, workspace.Errorf(workspace.CodeInternal, "cut hit %s: line boundaries disagree", h.EvidenceID)
 		}
-		c.pc = newPrefixCounter(f.t, c.san, need)
+		c.pc = newPrefixCounter(f.tally, c.san, need)
 		return c, nil
 	}
 	// The JSON string escapes character by character, so the escaped prefix
@@ -109,7 +109,7 @@ func (f *fitter) newCut(k, need int) (*cutPlan, error) {
 		return nil, workspace.Errorf(workspace.CodeInternal, "cut hit %s: text not found in its encoding", h.EvidenceID)
 	}
 	c.coreHead, c.coreTail = string(b0[2:i]), string(b0[i:len(b0)-1])
-	c.pc = newPrefixCounter(f.t, c.esc, need)
+	c.pc = newPrefixCounter(f.tally, c.esc, need)
 	return c, nil
 }
 
@@ -119,8 +119,8 @@ func (f *fitter) newCut(k, need int) (*cutPlan, error) {
 func (c *cutPlan) at(j int) (query.Hit, string, item, string) {
 	h := *c.hit
 	h.Truncated = true
-	t := c.f.t
-	if c.f.f == FormatNone {
+	t := c.f.tally
+	if c.f.format == FormatNone {
 		text := (*c.hit.Text)[:c.raw[j]]
 		h.Text = &text
 		core := c.coreHead + c.esc[:c.escCuts[j]] + c.coreTail
@@ -135,10 +135,10 @@ func (c *cutPlan) at(j int) (query.Hit, string, item, string) {
 		start = c.hit.Excerpt.StartLine
 	}
 	it := item{h: c.hit, text: c.san[:c.sanCuts[j]], cut: true, start: start, shown: start + j}
-	head, tail := blockParts(c.f.f, it)
+	head, tail := blockParts(c.f.format, it)
 	block := head + it.text + tail
 	counted, ctail := block, tail
-	if c.f.f == FormatMarkdown {
+	if c.f.format == FormatMarkdown {
 		// A cut block is the last one: it travels without its blank line.
 		counted, ctail = block[:len(block)-1], tail[:len(tail)-1]
 	}
@@ -151,7 +151,7 @@ func (c *cutPlan) at(j int) (query.Hit, string, item, string) {
 // tryCut returns the answer of hits [0,k) whole and hit k cut at the last
 // line boundary that fits, or nil when not even its first line fits.
 func (f *fitter) tryCut(k int) (*FitOutput, error) {
-	if k >= f.n {
+	if k >= f.total {
 		return nil, nil
 	}
 	base, err := f.estimate(k)
@@ -168,10 +168,10 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base += tk1 - tk; base >= f.max {
+	if base += tk1 - tk; base >= f.budget {
 		return nil, nil
 	}
-	c, err := f.newCut(k, f.max-base+64)
+	c, err := f.newCut(k, f.budget-base+64)
 	if err != nil || c == nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	hRaw, hEsc := f.headers(k)
 	extra := hRaw + hEsc
 	if k > 0 {
-		extra += f.t.count(`},{"`)
+		extra += f.tally.count(`},{"`)
 	}
 	probes := map[int]int{}
 	probe := func(j int) int {
@@ -187,25 +187,25 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 			return v
 		}
 		_, core, _, block := c.at(j)
-		total := base + extra + f.t.count(core)
-		if f.f == FormatMarkdown {
+		total := base + extra + f.tally.count(core)
+		if f.format == FormatMarkdown {
 			block = block[:len(block)-1] // the last block, without its blank line
 		}
-		if f.f != FormatNone {
-			total += f.t.count(block) + f.t.count(escapeJSON(block))
+		if f.format != FormatNone {
+			total += f.tally.count(block) + f.tally.count(escapeJSON(block))
 		}
 		probes[j] = total
 		return total
 	}
 	n := len(c.raw)
 	first := probe(0)
-	if first > f.max+slack {
+	if first > f.budget+slack {
 		return nil, nil
 	}
 	// Guess from the encoding, then settle with exact probes: gallop up
 	// from a fitting guess, bisect down from one that does not fit.
 	cuts := c.escCuts
-	if f.f != FormatNone {
+	if f.format != FormatNone {
 		cuts = c.sanCuts
 	}
 	e0 := c.pc.estimate(cuts[0])
@@ -213,17 +213,17 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	g := lo
 	for a, b := 1, n-1; a <= b; {
 		m := (a + b) / 2
-		if first+c.pc.estimate(cuts[m])-e0 <= f.max {
+		if first+c.pc.estimate(cuts[m])-e0 <= f.budget {
 			g, a = m, m+1
 		} else {
 			b = m - 1
 		}
 	}
 	if g > lo {
-		if probe(g) <= f.max {
+		if probe(g) <= f.budget {
 			lo = g
 			for step := 1; lo+step < hi; step *= 2 {
-				if probe(lo+step) > f.max {
+				if probe(lo+step) > f.budget {
 					hi = lo + step
 					break
 				}
@@ -235,7 +235,7 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	}
 	for hi-lo > 1 {
 		m := (lo + hi) / 2
-		if probe(m) <= f.max {
+		if probe(m) <= f.budget {
 			lo = m
 		} else {
 			hi = m
@@ -243,7 +243,7 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	}
 	// The probes' tail is the widest: one more line may still fit exactly.
 	top := lo
-	if lo+1 < n && probe(lo+1) <= f.max+slack {
+	if lo+1 < n && probe(lo+1) <= f.budget+slack {
 		top = lo + 1
 	}
 	for j := top; j >= 0 && j > lo-4; j-- {
@@ -251,7 +251,7 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out != nil && out.Result.Budget.UsedTokens <= f.max {
+		if out != nil && out.Result.Budget.UsedTokens <= f.budget {
 			return out, nil
 		}
 	}

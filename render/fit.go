@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 
 	"github.com/tychora/tychora/query"
@@ -99,10 +100,15 @@ func Fit(ctx context.Context, in FitInput) (*FitOutput, error) {
 	return fitOnce(ctx, c, in)
 }
 
+// verifyFits makes every fit verified, as FitInput.Verify does: in builds
+// with the race detector (verify_race.go), and when the environment sets
+// TYCHORA_VERIFY_FIT=1 (a debug setting: docs/render.md).
+var verifyFits = os.Getenv("TYCHORA_VERIFY_FIT") == "1"
+
 // fitOnce fits in as it is.
 func fitOnce(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	out, err := newFitter(ctx, c, in, false).fit()
-	if err != nil || !in.Verify {
+	if err != nil || !(in.Verify || verifyFits) {
 		return out, err
 	}
 	s := c.CountBytes(out.Structured)
@@ -112,30 +118,40 @@ func fitOnce(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	return newFitter(ctx, c, in, true).fit()
 }
 
-// fitter holds one Fit's state.
+// fitter holds one Fit's state. What every answer it returns keeps:
+//   - used_tokens = structured_tokens + rendered_tokens, and each is the
+//     count of the bytes that travel (the digits of both included);
+//   - hits are a prefix of the page in rank order, the last maybe cut
+//     after a whole line; nothing is pulled up past a hit left out;
+//   - next_cursor resumes right after the last hit returned;
+//   - a part's count is used only for the exact string it counts
+//     (tally, by string; cached costs, by fingerprint).
 type fitter struct {
-	ctx   context.Context
-	c     *Counter
-	t     *tally
-	f     Format
-	skel  query.QueryResult
-	hits  []query.Hit
-	n     int
-	max   int
-	trunc bool // truncated before fitting
-	in    []HitCost
-	costs []HitCost
-	frags []*parts
+	ctx    context.Context
+	c      *Counter
+	tally  *tally // every count of this fit, by exact string
+	format Format
+	// answer is the input result without hits or rendered text: what
+	// skeleton fills in for each plan.
+	answer       query.QueryResult
+	hits         []query.Hit
+	total        int       // len(hits): the page before fitting
+	budget       int       // max_tokens
+	wasTruncated bool      // the page was truncated before fitting
+	cached       []HitCost // FitInput.Costs
+	costs        []HitCost // what this fit counted whole, for the caller
+	frags        []*parts  // each hit's parts, built on first use
 
 	// Estimates, exact but for the tail: tails[r] is the tokens of `}` +
 	// tail with every number at its widest for an answer of r hits (its
-	// next_cursor depends on r); pre[k] the structured tokens before that
-	// tail and ren[k] the rendered tokens, for k whole hits.
-	tails    map[int]int
-	pre, ren []int
-	// escs[k] is the tokens the rendered text of k whole hits costs again
-	// inside the structured JSON, in "rendered".
-	escs []int
+	// next_cursor depends on r); structBefore[k] the structured tokens
+	// before that tail and textBefore[k] the rendered tokens, for k whole
+	// hits.
+	tails                    map[int]int
+	structBefore, textBefore []int
+	// escBefore[k] is the tokens the rendered text of k whole hits costs
+	// again inside the structured JSON, in "rendered".
+	escBefore []int
 	// cursor and cursors: FitInput.NextCursor and its answers by returned.
 	cursor  func(int) *string
 	cursors map[int]*string
@@ -147,17 +163,17 @@ type fitter struct {
 }
 
 func newFitter(ctx context.Context, c *Counter, in FitInput, whole bool) *fitter {
-	f := &fitter{ctx: ctx, c: c, t: newTally(c), f: in.Format, skel: in.Result,
-		hits: append([]query.Hit(nil), in.Result.Hits...), max: in.MaxTokens,
-		trunc: in.Result.Truncated, in: in.Costs, cursor: in.NextCursor}
-	f.t.whole = whole
+	f := &fitter{ctx: ctx, c: c, tally: newTally(c), format: in.Format, answer: in.Result,
+		hits: append([]query.Hit(nil), in.Result.Hits...), budget: in.MaxTokens,
+		wasTruncated: in.Result.Truncated, cached: in.Costs, cursor: in.NextCursor}
+	f.tally.whole = whole
 	if !whole {
-		f.t.shared = in.Memo
+		f.tally.shared = in.Memo
 	}
-	f.n = len(f.hits)
-	f.skel.Hits, f.skel.Rendered = nil, nil
-	f.costs = make([]HitCost, f.n)
-	f.frags = make([]*parts, f.n)
+	f.total = len(f.hits)
+	f.answer.Hits, f.answer.Rendered = nil, nil
+	f.costs = make([]HitCost, f.total)
+	f.frags = make([]*parts, f.total)
 	return f
 }
 
@@ -170,18 +186,18 @@ func (f *fitter) part(i int) (*parts, error) {
 	if err := f.ctx.Err(); err != nil {
 		return nil, err
 	}
-	p, err := partsOf(f.f, &f.hits[i])
+	p, err := partsOf(f.format, &f.hits[i])
 	if err != nil {
 		return nil, err
 	}
 	p.it = newItem(&f.hits[i], IsBare(&f.hits[i]))
-	cost := HitCost{Counter: f.c.name, Format: f.f, JSONSum: fingerprint(p.core), RenderedSum: fingerprint(p.block)}
-	if i < len(f.in) && f.in[i].Counter == f.c.name && f.in[i].Format == f.f && !f.t.whole {
-		if f.in[i].JSONSum == cost.JSONSum {
-			f.t.memo[p.core] = f.in[i].JSONTokens
+	cost := HitCost{Counter: f.c.name, Format: f.format, JSONSum: fingerprint(p.core), RenderedSum: fingerprint(p.block)}
+	if i < len(f.cached) && f.cached[i].Counter == f.c.name && f.cached[i].Format == f.format && !f.tally.whole {
+		if f.cached[i].JSONSum == cost.JSONSum {
+			f.tally.memo[p.core] = f.cached[i].JSONTokens
 		}
-		if f.in[i].RenderedSum == cost.RenderedSum && p.block != "" {
-			f.t.memo[p.block] = f.in[i].RenderedTokens
+		if f.cached[i].RenderedSum == cost.RenderedSum && p.block != "" {
+			f.tally.memo[p.block] = f.cached[i].RenderedTokens
 		}
 	}
 	// The counts, and so the cost, come when estimate has counted it whole.
@@ -203,7 +219,7 @@ func (p plan) returned() int {
 }
 
 func (f *fitter) fit() (*FitOutput, error) {
-	if f.n == 0 {
+	if f.total == 0 {
 		return f.empty()
 	}
 	if err := f.startEstimates(); err != nil {
@@ -214,27 +230,27 @@ func (f *fitter) fit() (*FitOutput, error) {
 	// line), so a next hit within that slack gets an exact try.
 	k, est := 0, 0
 	var err error
-	for ; k < f.n; k++ {
+	for ; k < f.total; k++ {
 		est, err = f.estimate(k + 1)
 		if err != nil {
 			return nil, err
 		}
-		if est > f.max {
+		if est > f.budget {
 			break
 		}
 	}
-	if k == f.n || est <= f.max+slack {
-		out, err := f.finalize(plan{k: min(k+1, f.n), cut: -1}, nil)
+	if k == f.total || est <= f.budget+slack {
+		out, err := f.finalize(plan{k: min(k+1, f.total), cut: -1}, nil)
 		if err != nil {
 			return nil, err
 		}
-		if out != nil && out.Result.Budget.UsedTokens <= f.max {
-			if k+1 < f.n { // the exact try won a hit: keep going
+		if out != nil && out.Result.Budget.UsedTokens <= f.budget {
+			if k+1 < f.total { // the exact try won a hit: keep going
 				return f.grow(out, k+1)
 			}
 			return out, nil
 		}
-		if k == f.n {
+		if k == f.total {
 			k--
 		}
 	}
@@ -253,7 +269,7 @@ func (f *fitter) fit() (*FitOutput, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out != nil && out.Result.Budget.UsedTokens <= f.max {
+		if out != nil && out.Result.Budget.UsedTokens <= f.budget {
 			return out, nil
 		}
 	}
@@ -271,7 +287,7 @@ func (f *fitter) empty() (*FitOutput, error) {
 	if out == nil {
 		return nil, workspace.Errorf(workspace.CodeInternal, "used_tokens has no fixed point")
 	}
-	if out.Result.Budget.UsedTokens > f.max {
+	if out.Result.Budget.UsedTokens > f.budget {
 		return nil, f.tooSmall()
 	}
 	return out, nil
@@ -283,24 +299,24 @@ const slack = 16
 // grow continues from out, an exact fit of k whole hits, adding whole hits
 // while their exact fit holds, then trying to cut the next.
 func (f *fitter) grow(out *FitOutput, k int) (*FitOutput, error) {
-	for ; k < f.n; k++ {
+	for ; k < f.total; k++ {
 		est, err := f.estimate(k + 1)
 		if err != nil {
 			return nil, err
 		}
-		if est > f.max+slack {
+		if est > f.budget+slack {
 			break
 		}
 		next, err := f.finalize(plan{k: k + 1, cut: -1}, nil)
 		if err != nil {
 			return nil, err
 		}
-		if next == nil || next.Result.Budget.UsedTokens > f.max {
+		if next == nil || next.Result.Budget.UsedTokens > f.budget {
 			break
 		}
 		out = next
 	}
-	if k < f.n {
+	if k < f.total {
 		cut, err := f.tryCut(k)
 		if err != nil {
 			return nil, err
@@ -315,14 +331,14 @@ func (f *fitter) grow(out *FitOutput, k int) (*FitOutput, error) {
 // skeleton is the answer's JSON without hits for plan p with the given
 // structured and rendered counts.
 func (f *fitter) skeleton(p plan, s, r int) query.QueryResult {
-	res := f.skel
+	res := f.answer
 	res.NextCursor = f.cursorAt(p.returned())
-	res.Truncated = f.trunc || p.returned() < f.n || p.cut >= 0
-	res.Budget = query.BudgetInfo{MaxTokens: f.max, UsedTokens: s + r, Counter: f.c.name,
-		Target: Target, RenderTarget: f.f.Target()}
-	res.ContentTotals = query.ContentTotals{HitsAvailable: f.n, HitsReturned: p.returned(),
+	res.Truncated = f.wasTruncated || p.returned() < f.total || p.cut >= 0
+	res.Budget = query.BudgetInfo{MaxTokens: f.budget, UsedTokens: s + r, Counter: f.c.name,
+		Target: Target, RenderTarget: f.format.Target()}
+	res.ContentTotals = query.ContentTotals{HitsAvailable: f.total, HitsReturned: p.returned(),
 		StructuredTokens: s, RenderedTokens: r}
-	if f.f != FormatNone {
+	if f.format != FormatNone {
 		// A placeholder: finalize spells the rendered text in its place.
 		empty := ""
 		res.Rendered = &empty
@@ -412,8 +428,8 @@ func headSegs(head string) []string {
 
 // cursorAt is next_cursor for an answer of returned hits.
 func (f *fitter) cursorAt(returned int) *string {
-	if f.cursor == nil || returned >= f.n {
-		return f.skel.NextCursor
+	if f.cursor == nil || returned >= f.total {
+		return f.answer.NextCursor
 	}
 	if c, ok := f.cursors[returned]; ok {
 		return c
@@ -430,8 +446,8 @@ func (f *fitter) cursorAt(returned int) *string {
 // number at its widest (max_tokens for the counts, n hits returned),
 // truncated or not. Without FitInput.NextCursor every r has the same tail.
 func (f *fitter) tail(r int) (int, error) {
-	if f.cursor == nil || r >= f.n {
-		r = f.n
+	if f.cursor == nil || r >= f.total {
+		r = f.total
 	}
 	if t, ok := f.tails[r]; ok {
 		return t, nil
@@ -442,11 +458,11 @@ func (f *fitter) tail(r int) (int, error) {
 	}
 	t := 0
 	for _, p := range ps {
-		_, tail, err := f.split(f.skeleton(p, f.max, f.max))
+		_, tail, err := f.split(f.skeleton(p, f.budget, f.budget))
 		if err != nil {
 			return 0, err
 		}
-		t = max(t, f.t.sum(splitNumbers(`}`+tail)))
+		t = max(t, f.tally.sum(splitNumbers(`}`+tail)))
 	}
 	f.tails[r] = t
 	return t, nil
@@ -455,11 +471,11 @@ func (f *fitter) tail(r int) (int, error) {
 // startEstimates sets the estimate of zero hits.
 func (f *fitter) startEstimates() error {
 	f.tails = map[int]int{}
-	head, _, err := f.split(f.skeleton(plan{k: f.n, cut: -1}, f.max, f.max))
+	head, _, err := f.split(f.skeleton(plan{k: f.total, cut: -1}, f.budget, f.budget))
 	if err != nil {
 		return err
 	}
-	f.pre, f.ren, f.escs = []int{f.t.sum(headSegs(head + `{"`))}, []int{0}, []int{0}
+	f.structBefore, f.textBefore, f.escBefore = []int{f.tally.sum(headSegs(head + `{"`))}, []int{0}, []int{0}
 	return nil
 }
 
@@ -469,55 +485,55 @@ func (f *fitter) startEstimates() error {
 // returns what it has counted, which is more than max+slack and at most
 // the total: the hit that ends an answer is rarely tokenized whole.
 func (f *fitter) estimate(k int) (int, error) {
-	for i := len(f.pre) - 1; i < k; i++ {
+	for i := len(f.structBefore) - 1; i < k; i++ {
 		p, err := f.part(i)
 		if err != nil {
 			return 0, err
 		}
 		sep := 0
 		if i > 0 {
-			sep = f.t.count(`},{"`)
+			sep = f.tally.count(`},{"`)
 		}
 		h, hEsc := f.headers(i)
 		tail, err := f.tail(i + 1)
 		if err != nil {
 			return 0, err
 		}
-		base := f.pre[i] + sep + f.ren[i] + f.escs[i] + h + hEsc + tail
+		base := f.structBefore[i] + sep + f.textBefore[i] + f.escBefore[i] + h + hEsc + tail
 		// In range even for a max of MaxInt: base exceeds slack (the tail
 		// alone does), and wrapping in between cancels out.
-		room := f.max + slack - base
-		core, exact := f.t.upTo(p.core, room)
+		room := f.budget + slack - base
+		core, exact := f.tally.upTo(p.core, room)
 		if !exact {
 			return base + core, nil
 		}
-		block, exact := f.t.upTo(p.block, room-core)
+		block, exact := f.tally.upTo(p.block, room-core)
 		if !exact {
 			return base + core + block, nil
 		}
-		esc, exact := f.t.upTo(p.esc, room-core-block)
+		esc, exact := f.tally.upTo(p.esc, room-core-block)
 		if !exact {
 			return base + core + block + esc, nil
 		}
 		f.costs[i] = p.cost
 		f.costs[i].JSONTokens, f.costs[i].RenderedTokens = core, block
-		f.pre = append(f.pre, f.pre[i]+sep+core)
-		f.ren = append(f.ren, f.ren[i]+block+h)
-		f.escs = append(f.escs, f.escs[i]+esc+hEsc)
+		f.structBefore = append(f.structBefore, f.structBefore[i]+sep+core)
+		f.textBefore = append(f.textBefore, f.textBefore[i]+block+h)
+		f.escBefore = append(f.escBefore, f.escBefore[i]+esc+hEsc)
 	}
 	tail, err := f.tail(k)
 	if err != nil {
 		return 0, err
 	}
-	f.guess = f.pre[k] + f.escs[k] + tail
-	return f.pre[k] + f.ren[k] + f.escs[k] + tail, nil
+	f.guess = f.structBefore[k] + f.escBefore[k] + tail
+	return f.structBefore[k] + f.textBefore[k] + f.escBefore[k] + tail, nil
 }
 
 // headers counts the hierarchical-evidence@1 elements hit i opens (and
 // closes) after hits [0,i): its document and its section, when new; raw
 // in the text block, esc as spelled again in the JSON's "rendered".
 func (f *fitter) headers(i int) (raw, esc int) {
-	if f.f != FormatHierarchical {
+	if f.format != FormatHierarchical {
 		return 0, 0
 	}
 	h := &f.hits[i]
@@ -540,8 +556,8 @@ func (f *fitter) headers(i int) (raw, esc int) {
 		els = append(els, sectionOpen(h), sectionClose)
 	}
 	for _, e := range els {
-		raw += f.t.count(e)
-		esc += f.t.count(escapeJSON(e))
+		raw += f.tally.count(e)
+		esc += f.tally.count(escapeJSON(e))
 	}
 	return raw, esc
 }
@@ -566,7 +582,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 		}
 		h := f.hits[i]
 		h.Truncated = IsBare(&h)
-		if f.f != FormatNone {
+		if f.format != FormatNone {
 			h = citationOf(h)
 		}
 		hits = append(hits, h)
@@ -584,12 +600,12 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 	var rendered string
 	var escSegs []string
 	r := 0
-	if f.f != FormatNone {
-		segs := renderSegments(f.f, items, blocks, true)
-		if len(items) == 0 && f.n > 0 {
-			segs = []string{droppedText(f.f, f.n)}
+	if f.format != FormatNone {
+		segs := renderSegments(f.format, items, blocks, true)
+		if len(items) == 0 && f.total > 0 {
+			segs = []string{droppedText(f.format, f.total)}
 		}
-		r = f.t.sum(segs)
+		r = f.tally.sum(segs)
 		rendered = strings.Join(segs, "")
 		escSegs = make([]string, len(segs))
 		for i, seg := range segs {
@@ -605,7 +621,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 			return nil, err
 		}
 		var segs []string
-		if f.f == FormatNone {
+		if f.format == FormatNone {
 			segs = structSegs(head, cores, tail)
 		} else {
 			// The tail ends in the placeholder `"rendered":""}`: the
@@ -617,11 +633,11 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 			segs = append(segs, escSegs...)
 			segs = append(segs, `"}`)
 		}
-		s2 := f.t.sum(segs)
+		s2 := f.tally.sum(segs)
 		if s2 == s {
 			f.guess = s
 			res.Hits = hits
-			if f.f != FormatNone {
+			if f.format != FormatNone {
 				res.Rendered = &rendered
 			}
 			return &FitOutput{Result: res, Structured: []byte(strings.Join(segs, "")),
@@ -643,7 +659,7 @@ func (f *fitter) tooSmall() error {
 	best := -1
 	g := *f
 	for d, lo := 1, 1; d <= 10; d, lo = d+1, lo*10 {
-		g.max = lo
+		g.budget = lo
 		out, err := g.finalize(plan{k: 0, cut: -1}, nil)
 		if err != nil || out == nil {
 			continue
@@ -655,5 +671,5 @@ func (f *fitter) tooSmall() error {
 	}
 	return workspace.Errorf(workspace.CodeOutputBudgetExceeded,
 		"budget.max_tokens %d is below the smallest answer: at least %d tokens are needed (with %s)",
-		f.max, best, f.c.name)
+		f.budget, best, f.c.name)
 }
