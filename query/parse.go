@@ -110,149 +110,176 @@ const (
 // parseQuestion turns a question into terms and phrases. It never fails:
 // a question with no token yields an empty query (no hits).
 func parseQuestion(q string) parsedQuery {
-	var pq parsedQuery
-	index := map[string]int{}
-	var buf, sbuf []byte
-	pos := 0
-	add := func(tok []byte, kind int, weight float64, free, inPhrase bool) int {
-		sbuf = append(sbuf[:0], tok...)
-		stem := string(sources.PorterStem(sbuf))
-		i, ok := index[stem]
-		if !ok {
-			i = len(pq.terms)
-			index[stem] = i
-			pq.terms = append(pq.terms, qterm{token: string(tok), stem: stem, kind: kind, order: pos,
-				stop: isStopword(string(tok))})
-		}
-		t := &pq.terms[i]
-		t.weight += weight
-		if kind < t.kind {
-			t.kind = kind
-		}
-		t.phrase = t.phrase || inPhrase
-		t.free = t.free || free
-		pos++
-		return i
-	}
+	qp := &questionParser{index: map[string]int{}}
 	for _, seg := range splitQuoted(q) {
 		if seg.quoted {
-			ph := qphrase{quoted: true}
-			buf = sources.ForEachToken(seg.text, buf, func(tok []byte, _, _ int) bool {
-				ph.tokens = append(ph.tokens, string(tok))
-				ph.terms = append(ph.terms, add(tok, termWord, 1, false, true))
-				return true
-			})
-			if len(ph.tokens) > 0 {
-				pq.phrases = append(pq.phrases, ph)
-				for _, t := range ph.terms {
-					if !pq.terms[t].stop {
-						pq.seq = append(pq.seq, t)
-					}
-				}
-			}
+			qp.quoted(seg.text)
 			continue
 		}
 		prevWord := ""
 		for _, comp := range sources.Compounds(seg.text) {
-			var whole []string
-			buf = sources.ForEachToken(comp, buf, func(tok []byte, _, _ int) bool {
-				whole = append(whole, string(tok))
-				return true
-			})
-			if len(whole) == 0 {
-				continue
-			}
-			var parts []string
-			for _, p := range sources.SplitIdentifier(comp) {
-				buf = sources.ForEachToken(p, buf, func(tok []byte, _, _ int) bool {
-					parts = append(parts, string(tok))
-					return true
-				})
-			}
-			// A name is one token to the index (ParseIP, parse_qs), or a
-			// qualified one (sync.Mutex, std::vector); a hyphenated compound
-			// (If-Modified-Since, IL-10) is prose, not a declared name.
-			qualified := strings.Contains(comp, ".") || strings.Contains(comp, "::")
-			if (len(parts) >= 2 && (len(whole) == 1 || qualified)) || (declKeyword(prevWord) && len(whole) == 1 && !isStopword(whole[0])) {
-				pq.names = appendName(pq.names, whole)
-			}
-			prevWord = ""
-			if len(whole) == 1 {
-				prevWord = whole[0]
-			}
-			if len(parts) < 2 {
-				for _, w := range whole {
-					i := add([]byte(w), termWord, 1, true, false)
-					if !pq.terms[i].stop {
-						pq.seq = append(pq.seq, i)
-					}
-				}
-				continue
-			}
-			// An identifier: its parts, its whole form, and the whole form
-			// as a phrase when the index makes several tokens of it
-			// (os.ReadFile: "os readfile").
-			// Parts are names: none of them is a stop word ("errors.Is",
-			// "ForEach"); their idf weighs them.
-			var g qgroup
-			for _, p := range parts {
-				i := add([]byte(p), termPart, weightPart, false, false)
-				pq.terms[i].name = true
-				pq.seq = append(pq.seq, i)
-				if !slices.Contains(g.parts, i) {
-					g.parts = append(g.parts, i)
-				}
-			}
-			var ph qphrase
-			for _, w := range whole {
-				var i int
-				if containsString(parts, w) {
-					i = add([]byte(w), termPart, 0, false, len(whole) > 1)
-				} else {
-					i = add([]byte(w), termWhole, weightWhole, false, len(whole) > 1)
-				}
-				g.whole = append(g.whole, i)
-				ph.tokens = append(ph.tokens, w)
-				ph.terms = append(ph.terms, i)
-			}
-			if len(whole) > 1 {
-				// A qualified name (os.ReadFile, std::vector) is also
-				// found where it is defined: its qualifier in the path,
-				// its name in the title.
-				ph.qualified = strings.Contains(comp, ".") || strings.Contains(comp, "::")
-				g.phrase = len(pq.phrases)
-				pq.phrases = append(pq.phrases, ph)
-			} else {
-				g.phrase = -1
-			}
-			pq.groups = append(pq.groups, g)
+			prevWord = qp.compound(comp, prevWord)
 		}
 	}
+	qp.finish()
+	return qp.pq
+}
+
+// questionParser holds parseQuestion's state.
+type questionParser struct {
+	pq        parsedQuery
+	index     map[string]int // stem → its term
+	buf, sbuf []byte
+	pos       int // tokens added so far: the next term's order
+}
+
+// add counts one token of the question: its term (by stem, made on first
+// sight) gains weight and the flags given; it returns the term's index.
+func (qp *questionParser) add(tok []byte, kind int, weight float64, free, inPhrase bool) int {
+	qp.sbuf = append(qp.sbuf[:0], tok...)
+	stem := string(sources.PorterStem(qp.sbuf))
+	i, ok := qp.index[stem]
+	if !ok {
+		i = len(qp.pq.terms)
+		qp.index[stem] = i
+		qp.pq.terms = append(qp.pq.terms, qterm{token: string(tok), stem: stem, kind: kind, order: qp.pos,
+			stop: isStopword(string(tok))})
+	}
+	t := &qp.pq.terms[i]
+	t.weight += weight
+	if kind < t.kind {
+		t.kind = kind
+	}
+	t.phrase = t.phrase || inPhrase
+	t.free = t.free || free
+	qp.pos++
+	return i
+}
+
+// tokens is the index's tokens of s.
+func (qp *questionParser) tokens(s string) []string {
+	var out []string
+	qp.buf = sources.ForEachToken(s, qp.buf, func(tok []byte, _, _ int) bool {
+		out = append(out, string(tok))
+		return true
+	})
+	return out
+}
+
+// quoted adds a quoted phrase: its words must match adjacent.
+func (qp *questionParser) quoted(text string) {
+	ph := qphrase{quoted: true}
+	for _, tok := range qp.tokens(text) {
+		ph.tokens = append(ph.tokens, tok)
+		ph.terms = append(ph.terms, qp.add([]byte(tok), termWord, 1, false, true))
+	}
+	if len(ph.tokens) == 0 {
+		return
+	}
+	qp.pq.phrases = append(qp.pq.phrases, ph)
+	for _, t := range ph.terms {
+		if !qp.pq.terms[t].stop {
+			qp.pq.seq = append(qp.pq.seq, t)
+		}
+	}
+}
+
+// compound adds one compound of the question outside quotes (a word, an
+// identifier, a qualified name); prevWord is the word before it, if it
+// was one word, and compound returns the same for the next.
+func (qp *questionParser) compound(comp, prevWord string) string {
+	whole := qp.tokens(comp)
+	if len(whole) == 0 {
+		return prevWord
+	}
+	var parts []string
+	for _, p := range sources.SplitIdentifier(comp) {
+		parts = append(parts, qp.tokens(p)...)
+	}
+	// A name is one token to the index (ParseIP, parse_qs), or a
+	// qualified one (sync.Mutex, std::vector); a hyphenated compound
+	// (If-Modified-Since, IL-10) is prose, not a declared name.
+	qualified := strings.Contains(comp, ".") || strings.Contains(comp, "::")
+	if (len(parts) >= 2 && (len(whole) == 1 || qualified)) || (declKeyword(prevWord) && len(whole) == 1 && !isStopword(whole[0])) {
+		qp.pq.names = appendName(qp.pq.names, whole)
+	}
+	next := ""
+	if len(whole) == 1 {
+		next = whole[0]
+	}
+	if len(parts) < 2 {
+		for _, w := range whole {
+			i := qp.add([]byte(w), termWord, 1, true, false)
+			if !qp.pq.terms[i].stop {
+				qp.pq.seq = append(qp.pq.seq, i)
+			}
+		}
+		return next
+	}
+	qp.identifier(whole, parts, qualified)
+	return next
+}
+
+// identifier adds an identifier: its parts, its whole form, and the whole
+// form as a phrase when the index makes several tokens of it (os.ReadFile:
+// "os readfile"). Parts are names: none of them is a stop word
+// ("errors.Is", "ForEach"); their idf weighs them.
+func (qp *questionParser) identifier(whole, parts []string, qualified bool) {
+	var g qgroup
+	for _, p := range parts {
+		i := qp.add([]byte(p), termPart, weightPart, false, false)
+		qp.pq.terms[i].name = true
+		qp.pq.seq = append(qp.pq.seq, i)
+		if !slices.Contains(g.parts, i) {
+			g.parts = append(g.parts, i)
+		}
+	}
+	var ph qphrase
+	for _, w := range whole {
+		var i int
+		if containsString(parts, w) {
+			i = qp.add([]byte(w), termPart, 0, false, len(whole) > 1)
+		} else {
+			i = qp.add([]byte(w), termWhole, weightWhole, false, len(whole) > 1)
+		}
+		g.whole = append(g.whole, i)
+		ph.tokens = append(ph.tokens, w)
+		ph.terms = append(ph.terms, i)
+	}
+	g.phrase = -1
+	if len(whole) > 1 {
+		// A qualified name (os.ReadFile, std::vector) is also found where
+		// it is defined: its qualifier in the path, its name in the title.
+		ph.qualified = qualified
+		g.phrase = len(qp.pq.phrases)
+		qp.pq.phrases = append(qp.pq.phrases, ph)
+	}
+	qp.pq.groups = append(qp.pq.groups, g)
+}
+
+// finish clears the stop flag of names, and makes a question of stop
+// words only (and no phrase or identifier) search for them.
+func (qp *questionParser) finish() {
+	pq := &qp.pq
 	for i := range pq.terms {
 		if pq.terms[i].name {
 			pq.terms[i].stop = false
 		}
 	}
-	// A question made only of stop words (and no phrase or identifier)
-	// searches for them.
-	if len(pq.phrases) == 0 && len(pq.groups) == 0 && len(pq.terms) > 0 {
-		allStop := true
-		for _, t := range pq.terms {
-			if !t.stop {
-				allStop = false
-				break
-			}
-		}
-		if allStop {
-			pq.seq = pq.seq[:0]
-			for i := range pq.terms {
-				pq.terms[i].stop = false
-				pq.terms[i].free = true
-				pq.seq = append(pq.seq, i)
-			}
+	if len(pq.phrases) != 0 || len(pq.groups) != 0 || len(pq.terms) == 0 {
+		return
+	}
+	for _, t := range pq.terms {
+		if !t.stop {
+			return
 		}
 	}
-	return pq
+	pq.seq = pq.seq[:0]
+	for i := range pq.terms {
+		pq.terms[i].stop = false
+		pq.terms[i].free = true
+		pq.seq = append(pq.seq, i)
+	}
 }
 
 // segment is a run of the question inside or outside double quotes.

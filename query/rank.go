@@ -276,10 +276,24 @@ func (s *scorer) norm(f, n int) float64 {
 }
 
 // score computes the candidate's score and keeps its body hits for the
-// snippet.
+// snippet: BM25F over the fields, the phrases, and the proximity of the
+// question's words in the body.
 func (s *scorer) score(c *candidate) float64 {
+	s.countFields(c)
+	s.keepFileTF(c)
+	var norms [numFields]float64
+	for f := 0; f < numFields; f++ {
+		norms[f] = s.norm(f, s.lens[f])
+	}
+	total := s.termScore(&norms)
+	total = s.addPhrases(&norms, total)
+	return s.addProximity(norms[fieldBody], total)
+}
+
+// countFields scans each weighed field of c for the question's terms:
+// their hits (positions), term frequencies and the fields' lengths.
+func (s *scorer) countFields(c *candidate) {
 	clear(s.tf)
-	nt := len(s.terms)
 	for f := 0; f < numFields; f++ {
 		s.hits[f] = s.hits[f][:0]
 		if s.prof.fields[f].weight == 0 && f != fieldBody {
@@ -312,14 +326,14 @@ func (s *scorer) score(c *candidate) float64 {
 			s.lens[f] += c.titleParts
 		}
 	}
-	s.keepFileTF(c)
+}
+
+// termScore is BM25F: each term's weighted, length-normalized frequency
+// over the fields, saturated once.
+func (s *scorer) termScore(norms *[numFields]float64) float64 {
 	k1 := s.prof.k1
-	var norms [numFields]float64
-	for f := 0; f < numFields; f++ {
-		norms[f] = s.norm(f, s.lens[f])
-	}
 	total := 0.0
-	for t := 0; t < nt; t++ {
+	for t := range s.terms {
 		st := &s.terms[t]
 		if st.weight == 0 {
 			continue
@@ -334,51 +348,67 @@ func (s *scorer) score(c *candidate) float64 {
 			total += st.weight * st.idf * x * (k1 + 1) / (k1 + x)
 		}
 	}
-	// Phrases.
-	if s.prof.phraseWeight > 0 {
-		for pi, ph := range s.phrases {
-			x := 0.0
-			for f := 0; f < numFields; f++ {
-				if s.prof.fields[f].weight == 0 {
-					continue
-				}
-				if n := countPhrase(s.hits[f], ph); n > 0 {
-					x += s.prof.fields[f].weight * float64(n) / norms[f]
-				}
+	return total
+}
+
+// addPhrases adds to total the phrases' scores, each like a term's by its
+// rarest word's idf; a qualified name the unit defines counts as a title
+// match. (Adding to the running total keeps the sum's rounding.)
+func (s *scorer) addPhrases(norms *[numFields]float64, total float64) float64 {
+	if s.prof.phraseWeight <= 0 {
+		return total
+	}
+	k1 := s.prof.k1
+	for pi, ph := range s.phrases {
+		x := 0.0
+		for f := 0; f < numFields; f++ {
+			if s.prof.fields[f].weight == 0 {
+				continue
 			}
-			if x == 0 && pi < len(s.qualified) && s.qualified[pi] && s.defines(ph) {
-				x = s.prof.fields[fieldTitle].weight / norms[fieldTitle]
+			if n := countPhrase(s.hits[f], ph); n > 0 {
+				x += s.prof.fields[f].weight * float64(n) / norms[f]
 			}
-			if x > 0 {
-				idf := 0.0
-				for _, t := range ph {
-					idf = math.Max(idf, s.terms[t].idf)
-				}
-				total += s.prof.phraseWeight * idf * x * (k1 + 1) / (k1 + x)
+		}
+		if x == 0 && pi < len(s.qualified) && s.qualified[pi] && s.defines(ph) {
+			x = s.prof.fields[fieldTitle].weight / norms[fieldTitle]
+		}
+		if x > 0 {
+			idf := 0.0
+			for _, t := range ph {
+				idf = math.Max(idf, s.terms[t].idf)
+			}
+			total += s.prof.phraseWeight * idf * x * (k1 + 1) / (k1 + x)
+		}
+	}
+	return total
+}
+
+// addProximity adds to total the reward of pairs of different question
+// words close together in the body (1/d² within the window), saturated
+// like a term.
+func (s *scorer) addProximity(bodyNorm float64, total float64) float64 {
+	if s.prof.proximity <= 0 || len(s.pairs) == 0 {
+		return total
+	}
+	clear(s.prox)
+	hs := s.hits[fieldBody]
+	w := int32(s.prof.proxWindow)
+	for i := range hs {
+		for j := i + 1; j < len(hs) && hs[j].pos-hs[i].pos <= w; j++ {
+			if hs[j].term == hs[i].term {
+				continue
+			}
+			k := pairKey(hs[i].term, hs[j].term)
+			if _, ok := s.pairs[k]; ok {
+				d := float64(hs[j].pos - hs[i].pos)
+				s.prox[k] += 1 / (d * d)
 			}
 		}
 	}
-	// Proximity in the body.
-	if s.prof.proximity > 0 && len(s.pairs) > 0 {
-		clear(s.prox)
-		hs := s.hits[fieldBody]
-		w := int32(s.prof.proxWindow)
-		for i := range hs {
-			for j := i + 1; j < len(hs) && hs[j].pos-hs[i].pos <= w; j++ {
-				if hs[j].term == hs[i].term {
-					continue
-				}
-				k := pairKey(hs[i].term, hs[j].term)
-				if _, ok := s.pairs[k]; ok {
-					d := float64(hs[j].pos - hs[i].pos)
-					s.prox[k] += 1 / (d * d)
-				}
-			}
-		}
-		kb := k1 * norms[fieldBody]
-		for k, acc := range s.prox {
-			total += s.prof.proximity * s.pairs[k] * acc * (k1 + 1) / (kb + acc)
-		}
+	k1 := s.prof.k1
+	kb := k1 * bodyNorm
+	for k, acc := range s.prox {
+		total += s.prof.proximity * s.pairs[k] * acc * (k1 + 1) / (kb + acc)
 	}
 	return total
 }

@@ -24,10 +24,38 @@ import (
 // feedback expands the query from the best candidates and rescores all of
 // them.
 func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, cands []*candidate) error {
-	prof, stats, terms := q.prof, q.stats, q.terms
+	prof := q.prof
 	if len(cands) == 0 || prof.prfTerms == 0 || prof.prfWeight <= 0 || prof.prfWeight >= 1 {
 		return nil
 	}
+	fb := relevanceModel(cands, prof)
+	mass := 0.0
+	for _, x := range fb {
+		mass += x.p
+	}
+	if mass <= 0 {
+		return nil
+	}
+	expanded, err := e.expand(ctx, tx, q, fb, mass)
+	if err != nil {
+		return err
+	}
+	sc := newScorer(prof, q.stats, expanded, q.phrases, q.qualified, q.seq)
+	for _, c := range cands {
+		c.score = sc.score(c)
+	}
+	return nil
+}
+
+// stemProb is one stem of the relevance model and its probability.
+type stemProb struct {
+	stem string
+	p    float64
+}
+
+// relevanceModel is P(w|R) over the prfDocs best candidates, its prfTerms
+// most likely stems, most likely first (ties by stem).
+func relevanceModel(cands []*candidate, prof *profile) []stemProb {
 	top := slices.Clone(cands)
 	slices.SortFunc(top, byScore)
 	top = top[:min(len(top), prof.prfDocs)]
@@ -66,15 +94,11 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, can
 			model[w] += pd * float64(k) / float64(n)
 		}
 	}
-	type wp struct {
-		stem string
-		p    float64
-	}
-	var fb []wp
+	var fb []stemProb
 	for w, p := range model {
-		fb = append(fb, wp{w, p})
+		fb = append(fb, stemProb{w, p})
 	}
-	slices.SortFunc(fb, func(a, b wp) int {
+	slices.SortFunc(fb, func(a, b stemProb) int {
 		switch {
 		case a.p > b.p:
 			return -1
@@ -83,22 +107,21 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, can
 		}
 		return strings.Compare(a.stem, b.stem)
 	})
-	fb = fb[:min(len(fb), prof.prfTerms)]
-	mass := 0.0
-	for _, x := range fb {
-		mass += x.p
-	}
-	if mass <= 0 {
-		return nil
-	}
+	return fb[:min(len(fb), prof.prfTerms)]
+}
+
+// expand interpolates the relevance model fb (of total probability mass)
+// with the question's terms: a stem gains W_Q · (1-λ)/λ · P(w|R) / mass;
+// a stem new to the query gets its df and idf (a stem found nowhere is
+// left out).
+func (e *Engine) expand(ctx context.Context, tx *sql.Tx, q *preparedQuery, fb []stemProb, mass float64) ([]sterm, error) {
 	wq := 0.0
-	for _, t := range terms {
+	for _, t := range q.terms {
 		wq += t.weight
 	}
-	lambda := 1 - prof.prfWeight
+	lambda := 1 - q.prof.prfWeight
 	scale := wq * (1 - lambda) / lambda / mass
-
-	expanded := slices.Clone(terms)
+	expanded := slices.Clone(q.terms)
 	index := map[string]int{}
 	for i, t := range expanded {
 		index[t.stem] = i
@@ -111,7 +134,7 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, can
 	}
 	_, df, err := e.stats.load(ctx, e, tx, fresh)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, x := range fb {
 		if i, ok := index[x.stem]; ok {
@@ -123,13 +146,9 @@ func (e *Engine) feedback(ctx context.Context, tx *sql.Tx, q *preparedQuery, can
 			continue
 		}
 		index[x.stem] = len(expanded)
-		expanded = append(expanded, sterm{stem: x.stem, weight: scale * x.p, df: d, idf: bm25IDF(stats.n, d)})
+		expanded = append(expanded, sterm{stem: x.stem, weight: scale * x.p, df: d, idf: bm25IDF(q.stats.n, d)})
 	}
-	sc := newScorer(prof, stats, expanded, q.phrases, q.qualified, q.seq)
-	for _, c := range cands {
-		c.score = sc.score(c)
-	}
-	return nil
+	return expanded, nil
 }
 
 func allDigitsBytes(b []byte) bool {

@@ -226,18 +226,40 @@ func queryClauses(prof *profile, pq *parsedQuery, terms []sterm, n int64) []clau
 // planProbes lists the probes for a query's clauses in the order they run;
 // n is the number of rows in the index.
 func planProbes(prof *profile, n int64, clauses []clause) []probe {
-	if len(clauses) == 0 {
+	pl := &probePlanner{clauses: clauses, n: n, seen: map[string]bool{}}
+	idx, rows, scan, hasStrict := pl.live()
+	if len(idx) == 0 {
 		return nil
 	}
-	// Clauses by df ascending (idf descending), ties by text. A clause
-	// found nowhere (df 0: an unknown word, a misspelling) cannot match:
-	// planned with the others it would take the place of clauses that do
-	// (a short question "parse the request header" over an index without
-	// "parse" would look for "parse" alone and find nothing).
-	idx := make([]int, 0, len(clauses))
-	var rows, scan int64
-	hasStrict := false
-	for i, c := range clauses {
+	if !hasStrict && len(idx) <= prof.maxTermsA && pl.cost(rows, scan) <= prof.cheapRows {
+		return []probe{pl.orProbe(idx)}
+	}
+	budget := prof.rankBudget
+	if len(idx) <= maxAndTerms {
+		budget = prof.fillBudget
+		pl.conjunctions(prof, idx, hasStrict)
+	}
+	pl.disjunctions(prof, idx, budget)
+	return pl.out
+}
+
+// probePlanner builds one question's probes (planProbes).
+type probePlanner struct {
+	clauses []clause
+	n       int64 // rows in the index
+	out     []probe
+	seen    map[string]bool
+}
+
+// live lists the clauses that can match by df ascending (idf
+// descending), ties by text, with their summed rows and scan cost and
+// whether any is strict. A clause found nowhere (df 0: an unknown word, a
+// misspelling) cannot match: planned with the others it would take the
+// place of clauses that do (a short question "parse the request header"
+// over an index without "parse" would look for "parse" alone and find
+// nothing).
+func (pl *probePlanner) live() (idx []int, rows, scan int64, hasStrict bool) {
+	for i, c := range pl.clauses {
 		if deadClause(c) {
 			continue
 		}
@@ -246,144 +268,148 @@ func planProbes(prof *profile, n int64, clauses []clause) []probe {
 		scan += c.scan
 		hasStrict = hasStrict || c.strict != ""
 	}
-	if len(idx) == 0 {
-		return nil
-	}
 	slices.SortFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(clauses[a].df, clauses[b].df); c != 0 {
+		if c := cmp.Compare(pl.clauses[a].df, pl.clauses[b].df); c != 0 {
 			return c
 		}
-		return strings.Compare(clauses[a].match, clauses[b].match)
+		return strings.Compare(pl.clauses[a].match, pl.clauses[b].match)
 	})
-	join := func(ids []int, op string) string {
-		parts := make([]string, len(ids))
-		for i, id := range ids {
-			parts[i] = clauses[id].match
-		}
-		return strings.Join(parts, op)
-	}
-	cost := func(rows, scan int64) int64 { return min(n, rows) + scan/scanPerRow }
-	// orProbe and andProbe bound their rows: an OR holds at least its
-	// largest exact clause and at most the sum; an AND at most its rarest
-	// clause (exactly that when it is one word).
-	orProbe := func(ids []int) probe {
-		p := probe{match: join(ids, " OR ")}
-		for _, i := range ids {
-			if clauses[i].exact {
-				p.minRows = max(p.minRows, clauses[i].df)
-			}
-			p.maxRows += clauses[i].df
-		}
-		return p
-	}
-	andProbe := func(ids []int) probe {
-		p := probe{match: join(ids, " AND "), maxRows: -1}
-		for _, i := range ids {
-			if p.maxRows < 0 || clauses[i].df < p.maxRows {
-				p.maxRows = clauses[i].df
-			}
-		}
-		if len(ids) == 1 && clauses[ids[0]].exact {
-			p.minRows = p.maxRows
-		}
-		return p
-	}
+	return idx, rows, scan, hasStrict
+}
 
-	var out []probe
-	seen := map[string]bool{}
-	add := func(p probe) {
-		if !seen[p.match] {
-			seen[p.match] = true
-			out = append(out, p)
+func (pl *probePlanner) join(ids []int, op string) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = pl.clauses[id].match
+	}
+	return strings.Join(parts, op)
+}
+
+// cost is what ranking rows rows, reading scan bytes of idf, costs.
+func (pl *probePlanner) cost(rows, scan int64) int64 { return min(pl.n, rows) + scan/scanPerRow }
+
+// orProbe and andProbe bound their rows: an OR holds at least its largest
+// exact clause and at most the sum; an AND at most its rarest clause
+// (exactly that when it is one word).
+func (pl *probePlanner) orProbe(ids []int) probe {
+	p := probe{match: pl.join(ids, " OR ")}
+	for _, i := range ids {
+		if pl.clauses[i].exact {
+			p.minRows = max(p.minRows, pl.clauses[i].df)
+		}
+		p.maxRows += pl.clauses[i].df
+	}
+	return p
+}
+
+func (pl *probePlanner) andProbe(ids []int) probe {
+	p := probe{match: pl.join(ids, " AND "), maxRows: -1}
+	for _, i := range ids {
+		if p.maxRows < 0 || pl.clauses[i].df < p.maxRows {
+			p.maxRows = pl.clauses[i].df
 		}
 	}
-	if !hasStrict && len(idx) <= prof.maxTermsA && cost(rows, scan) <= prof.cheapRows {
-		return []probe{orProbe(idx)}
+	if len(ids) == 1 && pl.clauses[ids[0]].exact {
+		p.minRows = p.maxRows
 	}
-	budget := prof.rankBudget
-	if len(idx) <= maxAndTerms {
-		budget = prof.fillBudget
-		for _, i := range idx {
-			if clauses[i].def != "" {
-				add(probe{match: clauses[i].def, maxRows: -1})
-			}
-		}
-		// andCost is what ranking a conjunction costs: at most the rows
-		// of its rarest clause, plus the idf reads of all.
-		andCost := func(ids []int) int64 {
-			var sc int64
-			rows := int64(-1)
-			for _, i := range ids {
-				sc += clauses[i].scan
-				if rows < 0 || clauses[i].df < rows {
-					rows = clauses[i].df
-				}
-			}
-			return cost(rows, sc)
-		}
-		if hasStrict {
-			// Identifiers as written are precise: always tried, and kept
-			// unranked when ranking them would cost too much.
-			strict := make([]string, len(idx))
-			for k, i := range idx {
-				strict[k] = clauses[i].strict
-				if strict[k] == "" {
-					strict[k] = clauses[i].match
-				}
-			}
-			add(probe{match: strings.Join(strict, " AND "), fill: andCost(idx) > prof.rankBudget, maxRows: -1})
-		}
-		for k := len(idx); k >= 1; k-- {
-			if k == 1 && len(idx) > 1 {
-				break
-			}
-			if andCost(idx[:k]) <= prof.rankBudget {
-				add(andProbe(idx[:k]))
-			}
+	return p
+}
+
+// add appends p unless a probe with its expression is planned already.
+func (pl *probePlanner) add(p probe) {
+	if !pl.seen[p.match] {
+		pl.seen[p.match] = true
+		pl.out = append(pl.out, p)
+	}
+}
+
+// andCost is what ranking a conjunction costs: at most the rows of its
+// rarest clause, plus the idf reads of all.
+func (pl *probePlanner) andCost(ids []int) int64 {
+	var sc int64
+	rows := int64(-1)
+	for _, i := range ids {
+		sc += pl.clauses[i].scan
+		if rows < 0 || pl.clauses[i].df < rows {
+			rows = pl.clauses[i].df
 		}
 	}
-	// The best clauses by weight × idf that fit the budget.
+	return pl.cost(rows, sc)
+}
+
+// conjunctions plans, for a question of few clauses, each clause's
+// definition probe, the identifiers as written (always tried, kept
+// unranked when ranking them would cost too much: they are precise), and
+// the conjunctions of the rarest k clauses that fit the rank budget.
+func (pl *probePlanner) conjunctions(prof *profile, idx []int, hasStrict bool) {
+	for _, i := range idx {
+		if pl.clauses[i].def != "" {
+			pl.add(probe{match: pl.clauses[i].def, maxRows: -1})
+		}
+	}
+	if hasStrict {
+		strict := make([]string, len(idx))
+		for k, i := range idx {
+			strict[k] = pl.clauses[i].strict
+			if strict[k] == "" {
+				strict[k] = pl.clauses[i].match
+			}
+		}
+		pl.add(probe{match: strings.Join(strict, " AND "), fill: pl.andCost(idx) > prof.rankBudget, maxRows: -1})
+	}
+	for k := len(idx); k >= 1; k-- {
+		if k == 1 && len(idx) > 1 {
+			break
+		}
+		if pl.andCost(idx[:k]) <= prof.rankBudget {
+			pl.add(pl.andProbe(idx[:k]))
+		}
+	}
+}
+
+// disjunctions plans the OR of the best clauses by weight × idf that fit
+// budget, and what fills the pool when they are not all of them.
+func (pl *probePlanner) disjunctions(prof *profile, idx []int, budget int64) {
 	best := slices.Clone(idx)
-	slices.SortStableFunc(best, func(a, b int) int { return -cmp.Compare(clauses[a].prio, clauses[b].prio) })
+	slices.SortStableFunc(best, func(a, b int) int { return -cmp.Compare(pl.clauses[a].prio, pl.clauses[b].prio) })
 	var chosen []int
 	var cr, cs int64
 	for _, i := range best {
 		if len(chosen) >= prof.maxTermsA {
 			break
 		}
-		if cost(cr+clauses[i].df, cs+clauses[i].scan) <= budget {
+		if pl.cost(cr+pl.clauses[i].df, cs+pl.clauses[i].scan) <= budget {
 			chosen = append(chosen, i)
-			cr += clauses[i].df
-			cs += clauses[i].scan
+			cr += pl.clauses[i].df
+			cs += pl.clauses[i].scan
 		}
 	}
 	few := idx[:min(len(idx), 4)]
-	fill := orProbe(few)
+	fill := pl.orProbe(few)
 	fill.fill = true
 	switch {
 	case len(chosen) == 0:
 		// Too common to rank everywhere: the short columns, then fill.
-		add(probe{match: "{title heading_path path} : (" + join(few, " OR ") + ")", maxRows: -1})
-		add(fill)
+		pl.add(probe{match: "{title heading_path path} : (" + pl.join(few, " OR ") + ")", maxRows: -1})
+		pl.add(fill)
 	case len(chosen) < len(idx):
 		// When the probes above leave the pool short of a page, rows of
 		// the clauses left out (the rarest four of them) top it up in
 		// index order (never ranked: that would cost what leaving them
 		// out saved). The rows of the chosen ones are in the pool already.
-		add(orProbe(chosen))
+		pl.add(pl.orProbe(chosen))
 		var left []int
 		for _, i := range idx {
 			if !slices.Contains(chosen, i) && len(left) < 4 {
 				left = append(left, i)
 			}
 		}
-		top := orProbe(left)
+		top := pl.orProbe(left)
 		top.fill, top.topUp = true, true
-		add(top)
+		pl.add(top)
 	default:
-		add(orProbe(chosen))
+		pl.add(pl.orProbe(chosen))
 	}
-	return out
 }
 
 // deadClause reports whether c surely matches nothing: its df is 0 and
