@@ -154,56 +154,98 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	if k >= f.total {
 		return nil, nil
 	}
-	base, err := f.estimate(k)
-	if err != nil {
+	base, err := f.cutBase(k)
+	if err != nil || base >= f.budget {
 		return nil, err
-	}
-	// The cut answer returns k+1 hits: its tail (next_cursor) is that of
-	// k+1.
-	tk, err := f.tail(k)
-	if err != nil {
-		return nil, err
-	}
-	tk1, err := f.tail(k + 1)
-	if err != nil {
-		return nil, err
-	}
-	if base += tk1 - tk; base >= f.budget {
-		return nil, nil
 	}
 	c, err := f.newCut(k, f.budget-base+64)
 	if err != nil || c == nil {
 		return nil, err
 	}
-	// probe is the total of cut j: exact but for the widest-number tail.
+	pr := f.newCutProbe(k, base, c)
+	if pr.at(0) > f.budget+slack {
+		return nil, nil
+	}
+	lo := f.lastFitting(pr, c)
+	// The probes' tail is the widest: one more line may still fit exactly.
+	top := lo
+	if lo+1 < len(c.raw) && pr.at(lo+1) <= f.budget+slack {
+		top = lo + 1
+	}
+	for j := top; j >= 0 && j > lo-4; j-- {
+		out, err := f.finalize(plan{k: k, cut: j}, c)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil && out.Result.Budget.UsedTokens <= f.budget {
+			return out, nil
+		}
+	}
+	return nil, nil
+}
+
+// cutBase is the estimated total of hits [0,k) whole with the tail of an
+// answer of k+1 hits (the cut answer returns k+1: its next_cursor is that
+// of k+1).
+func (f *fitter) cutBase(k int) (int, error) {
+	base, err := f.estimate(k)
+	if err != nil {
+		return 0, err
+	}
+	tk, err := f.tail(k)
+	if err != nil {
+		return 0, err
+	}
+	tk1, err := f.tail(k + 1)
+	if err != nil {
+		return 0, err
+	}
+	return base + tk1 - tk, nil
+}
+
+// cutProbe gives the total of an answer with hit k cut after line j+1:
+// exact but for the widest-number tail, each j counted once.
+type cutProbe struct {
+	f      *fitter
+	c      *cutPlan
+	base   int // cutBase(k)
+	extra  int // hit k's headers and the connector before it
+	totals map[int]int
+}
+
+func (f *fitter) newCutProbe(k, base int, c *cutPlan) *cutProbe {
 	hRaw, hEsc := f.headers(k)
 	extra := hRaw + hEsc
 	if k > 0 {
 		extra += f.tally.count(`},{"`)
 	}
-	probes := map[int]int{}
-	probe := func(j int) int {
-		if v, ok := probes[j]; ok {
-			return v
-		}
-		_, core, _, block := c.at(j)
-		total := base + extra + f.tally.count(core)
-		if f.format == FormatMarkdown {
-			block = block[:len(block)-1] // the last block, without its blank line
-		}
-		if f.format != FormatNone {
-			total += f.tally.count(block) + f.tally.count(escapeJSON(block))
-		}
-		probes[j] = total
-		return total
+	return &cutProbe{f: f, c: c, base: base, extra: extra, totals: map[int]int{}}
+}
+
+func (pr *cutProbe) at(j int) int {
+	if v, ok := pr.totals[j]; ok {
+		return v
 	}
+	f := pr.f
+	_, core, _, block := pr.c.at(j)
+	total := pr.base + pr.extra + f.tally.count(core)
+	if f.format == FormatMarkdown {
+		block = block[:len(block)-1] // the last block, without its blank line
+	}
+	if f.format != FormatNone {
+		total += f.tally.count(block) + f.tally.count(escapeJSON(block))
+	}
+	pr.totals[j] = total
+	return total
+}
+
+// lastFitting is the last cut whose probe fits the budget (0 when none
+// but the first nearly does): a guess from the encoding, settled with
+// exact probes, galloping up from a fitting guess and bisecting down from
+// one that does not fit.
+func (f *fitter) lastFitting(pr *cutProbe, c *cutPlan) int {
 	n := len(c.raw)
-	first := probe(0)
-	if first > f.budget+slack {
-		return nil, nil
-	}
-	// Guess from the encoding, then settle with exact probes: gallop up
-	// from a fitting guess, bisect down from one that does not fit.
+	first := pr.at(0)
 	cuts := c.escCuts
 	if f.format != FormatNone {
 		cuts = c.sanCuts
@@ -220,10 +262,10 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 		}
 	}
 	if g > lo {
-		if probe(g) <= f.budget {
+		if pr.at(g) <= f.budget {
 			lo = g
 			for step := 1; lo+step < hi; step *= 2 {
-				if probe(lo+step) > f.budget {
+				if pr.at(lo+step) > f.budget {
 					hi = lo + step
 					break
 				}
@@ -235,25 +277,11 @@ func (f *fitter) tryCut(k int) (*FitOutput, error) {
 	}
 	for hi-lo > 1 {
 		m := (lo + hi) / 2
-		if probe(m) <= f.budget {
+		if pr.at(m) <= f.budget {
 			lo = m
 		} else {
 			hi = m
 		}
 	}
-	// The probes' tail is the widest: one more line may still fit exactly.
-	top := lo
-	if lo+1 < n && probe(lo+1) <= f.budget+slack {
-		top = lo + 1
-	}
-	for j := top; j >= 0 && j > lo-4; j-- {
-		out, err := f.finalize(plan{k: k, cut: j}, c)
-		if err != nil {
-			return nil, err
-		}
-		if out != nil && out.Result.Budget.UsedTokens <= f.budget {
-			return out, nil
-		}
-	}
-	return nil, nil
+	return lo
 }
