@@ -110,7 +110,6 @@ type Owner struct {
 	assets    *sources.Assets
 	queue     *jobs.Queue
 	jobsOnce  sync.Once
-	tokenMu   sync.Mutex // serializes token creation (names are not unique)
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
