@@ -263,7 +263,7 @@ func (own *Owner) open(ctx context.Context) error {
 	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
+	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Runs: own.runs, Models: counterItems(), WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and
@@ -322,6 +322,15 @@ func (own *Owner) open(ctx context.Context) error {
 	}
 	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
+}
+
+// counterItems are the items of discover models: the token counters.
+func counterItems() []any {
+	var out []any
+	for _, c := range render.Counters() {
+		out = append(out, c)
+	}
+	return out
 }
 
 // startJobs starts the job queue's workers, once.

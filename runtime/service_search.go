@@ -206,21 +206,3 @@ func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *
 func rankSlots(readers int) int {
 	return max(1, readers-1)
 }
-
-// models answers discover models: the token counters.
-func models() []any {
-	var out []any
-	for _, c := range render.Counters() {
-		out = append(out, c)
-	}
-	return out
-}
-
-// profiles answers discover profiles.
-func profiles() []any {
-	var out []any
-	for _, p := range query.Profiles() {
-		out = append(out, p)
-	}
-	return out
-}
