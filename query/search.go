@@ -101,6 +101,13 @@ func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryReq
 	if err != nil {
 		return Ranked{}, err
 	}
+	return e.SearchNormalized(ctx, p, norm)
+}
+
+// SearchNormalized is Search of a request that Normalize returned, for a
+// caller whose grant was checked.
+func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, norm QueryRequest) (Ranked, error) {
+	var err error
 	prof, _ := profileByName(norm.Profile)
 	out := Ranked{Request: norm, Echo: Echo(norm), Hits: []Hit{}}
 	if out.Offset, err = e.openCursor(p, norm); err != nil {

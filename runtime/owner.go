@@ -46,10 +46,6 @@ func ownerRunning(e *OwnerRunningError) error {
 // checkpoint (cancel is cooperative and prompt: well under a second).
 const jobsStopWait = 10 * time.Second
 
-// searchMemoBytes bounds the token counts kept between fits (render.Memo):
-// enough for the answers of a few hundred cached rankings.
-const searchMemoBytes = 32 << 20
-
 // Options configure an owner. The zero value (with Dir set) works.
 type Options struct {
 	// Dir is the absolute workspace directory.
@@ -113,17 +109,13 @@ type Owner struct {
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
-	rankGate   *rankGate // fair admission of rankings
+	searcher   *query.Searcher[[]render.HitCost] // ranking, its cache, admission and runs
 	runs       *query.Recorder
-	cache      *searchCache
-	flights    rankFlights // rankings in progress, by cache key
+	memo       *render.Memo // token counts shared by the fits of cached rankings
 	// life ends when the owner stops serving (close): work done for
 	// several callers at once runs on it.
 	life       context.Context
 	endLife    context.CancelFunc
-	rankings   atomic.Int64 // rankings run (engine searches)
-	memo       *render.Memo // token counts shared by the fits of cached rankings
-	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	merger     *merger // merges the index while no job runs
 	mcp        *mcpapi.HTTPHandler
@@ -258,17 +250,17 @@ func (own *Owner) open(ctx context.Context) error {
 		Logger:          own.log,
 	}))
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
-	own.rankGate = newRankGate(rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
-	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
+	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
+		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log})
 	own.memo = render.NewMemo(searchMemoBytes)
 	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Runs: own.runs, Models: counterItems(), WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
+	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: own.searcher.IndexChanged, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
 		return err
 	}
 	own.startedAt = time.Now().UTC().Truncate(time.Second)
@@ -479,7 +471,7 @@ func (own *Owner) close(ctx context.Context) error {
 		_ = own.srv.Close()
 	}
 	own.stopSettingsWatch()
-	own.endLife()      // rankings shared by callers who are gone
+	own.endLife()      // rankings shared by callers who are gone, watches
 	own.stopWatching() // no more syncs are asked for
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)

@@ -70,7 +70,7 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	var cache *interfaces.CacheCounts
 	var settings *interfaces.SettingsStatus
 	if p.Can(workspace.GrantManage) && p.AllCollections() {
-		hits, misses := s.owner.cache.stats()
+		hits, misses := s.owner.searcher.CacheStats()
 		cache = &interfaces.CacheCounts{Hits: hits, Misses: misses}
 		settings = s.owner.settingsStatus()
 	}

@@ -52,7 +52,7 @@ func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.Removed
 	if err := sources.RemoveSource(ctx, own.db, src.ID); err != nil {
 		return interfaces.RemovedSource{}, err
 	}
-	own.generation.Add(1) // cached rankings may hold its evidence
+	own.searcher.IndexChanged() // cached rankings may hold its evidence
 	own.log.Info("source removed", "source_id", src.ID, "path", src.Path)
 	return out, nil
 }
