@@ -204,22 +204,65 @@ func acquire(ctx context.Context, l workspace.Layout, wait time.Duration) (*work
 	}
 }
 
+// open opens what the owner holds, in order: the settings, storage, the
+// engines and the job queue, the listener; then it publishes the owner
+// and starts its jobs and watches.
 func (own *Owner) open(ctx context.Context) error {
-	s, err := workspace.LoadSettings(own.layout)
+	s, err := own.loadSettings()
 	if err != nil {
 		return err
 	}
-	if own.opts.Listen != "" {
-		if err := workspace.CheckListen(own.opts.Listen); err != nil {
-			return err
-		}
-		s.Listen = own.opts.Listen
-	}
-	own.conf.Store(&s)
 	// Whatever endpoint.json says now is stale: we hold the lock.
 	if err := RemoveEndpoint(own.layout); err != nil {
 		return fmt.Errorf("remove stale endpoint: %w", err)
 	}
+	if err := own.openStorage(ctx, s); err != nil {
+		return err
+	}
+	if err := own.openEngines(ctx, s); err != nil {
+		return err
+	}
+	own.startedAt = time.Now().UTC().Truncate(time.Second)
+	if err := own.serve(ctx, s); err != nil {
+		return err
+	}
+	if err := own.publish(StateRunning); err != nil {
+		return err
+	}
+	if !own.opts.NoJobs {
+		own.startJobs()
+	}
+	if !own.opts.NoWatch {
+		if s.Watching() {
+			own.startWatching()
+		}
+		own.watchSettings()
+	}
+	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
+	return nil
+}
+
+// loadSettings reads tychora.json, applies Options.Listen over it and
+// puts the result in force.
+func (own *Owner) loadSettings() (workspace.Settings, error) {
+	s, err := workspace.LoadSettings(own.layout)
+	if err != nil {
+		return s, err
+	}
+	if own.opts.Listen != "" {
+		if err := workspace.CheckListen(own.opts.Listen); err != nil {
+			return s, err
+		}
+		s.Listen = own.opts.Listen
+	}
+	own.conf.Store(&s)
+	return s, nil
+}
+
+// openStorage opens the index, the tokens, the cursor key, the assets
+// and the indexer.
+func (own *Owner) openStorage(ctx context.Context, s workspace.Settings) error {
+	var err error
 	if own.db, err = workspace.OpenDB(ctx, own.layout.DB); err != nil {
 		return err
 	}
@@ -249,6 +292,12 @@ func (own *Owner) open(ctx context.Context) error {
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
 	}))
+	return nil
+}
+
+// openEngines makes the engines over storage: search, discover, inspect,
+// the merger and the job queue.
+func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
@@ -260,10 +309,16 @@ func (own *Owner) open(ctx context.Context) error {
 	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: own.searcher.IndexChanged, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
-		return err
-	}
-	own.startedAt = time.Now().UTC().Truncate(time.Second)
+	runner := syncRunner{ix: own.idx, applied: own.searcher.IndexChanged, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}
+	var err error
+	own.queue, err = jobs.Open(ctx, own.db, runner, jobs.Options{Workers: s.Workers, Logger: own.log})
+	return err
+}
+
+// serve listens on loopback and serves /v1 and MCP over the in-process
+// Service.
+func (own *Owner) serve(ctx context.Context, s workspace.Settings) error {
+	var err error
 	if own.ln, err = listen(own.layout, s.Listen); err != nil {
 		return workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("cannot listen on %s", s.Listen))
 	}
@@ -300,19 +355,6 @@ func (own *Owner) open(ctx context.Context) error {
 		ConnState:                    own.connState,
 	}
 	go func() { own.serveErr <- own.srv.Serve(own.ln) }()
-	if err := own.publish(StateRunning); err != nil {
-		return err
-	}
-	if !own.opts.NoJobs {
-		own.startJobs()
-	}
-	if !own.opts.NoWatch {
-		if s.Watching() {
-			own.startWatching()
-		}
-		own.watchSettings()
-	}
-	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
 }
 
