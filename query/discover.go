@@ -89,9 +89,6 @@ func (d *Discoverer) settings() workspace.Settings {
 
 // Discover lists subject for p.
 func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subject, cursor string, limit int) (DiscoverPage, error) {
-	if err := p.Require(workspace.GrantRead); err != nil {
-		return DiscoverPage{}, err
-	}
 	if limit == 0 {
 		limit = defaultDiscoverLimit
 	}

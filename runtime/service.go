@@ -50,11 +50,8 @@ func realDir(dir string) string {
 
 // Status describes the owner; it needs the read grant.
 func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantRead)
 	if err != nil {
-		return interfaces.StatusResult{}, err
-	}
-	if err := p.Require(workspace.GrantRead); err != nil {
 		return interfaces.StatusResult{}, err
 	}
 	queued, running, err := s.owner.queue.Counts(ctx, p)
@@ -88,19 +85,22 @@ func (s *Local) Status(ctx context.Context) (interfaces.StatusResult, error) {
 	}, nil
 }
 
-// manager returns the caller when it holds the manage grant.
-func manager(ctx context.Context) (workspace.Principal, error) {
+// caller returns the caller when it holds the grant need. The Service is
+// the one layer that checks grants (docs/architecture.md, "Grants"):
+// every method but Health starts here, with the grant its tool needs
+// (interfaces.ToolGrant) or, for manage_job, its action.
+func caller(ctx context.Context, need workspace.Grant) (workspace.Principal, error) {
 	p, err := workspace.CallerFrom(ctx)
 	if err != nil {
 		return p, err
 	}
-	return p, p.Require(workspace.GrantManage)
+	return p, p.Require(need)
 }
 
 // ListTokens lists the stored tokens the caller manages
 // (workspace.Tokens.Visible).
 func (s *Local) ListTokens(ctx context.Context) (interfaces.TokenList, error) {
-	p, err := manager(ctx)
+	p, err := caller(ctx, workspace.GrantManage)
 	if err != nil {
 		return interfaces.TokenList{}, err
 	}
@@ -114,7 +114,7 @@ func (s *Local) ListTokens(ctx context.Context) (interfaces.TokenList, error) {
 // CreateToken stores a new token (or rotates the named one) under the
 // rules of workspace.Tokens.Issue.
 func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
-	p, err := manager(ctx)
+	p, err := caller(ctx, workspace.GrantManage)
 	if err != nil {
 		return interfaces.CreatedToken{}, err
 	}
@@ -129,7 +129,7 @@ func (s *Local) CreateToken(ctx context.Context, req interfaces.CreateTokenReque
 // RevokeToken deletes a stored token the caller manages
 // (workspace.Tokens.Revoke).
 func (s *Local) RevokeToken(ctx context.Context, id string) error {
-	p, err := manager(ctx)
+	p, err := caller(ctx, workspace.GrantManage)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/render"
-	"github.com/tychora/tychora/workspace"
 )
 
 // searchMemoBytes bounds the token counts kept between fits (render.Memo):
@@ -19,11 +18,8 @@ const searchCacheSize = 1024
 // Search answers through the owner's query.Searcher, fitted by
 // render.SearchFit to the budget on the exact bytes a client receives.
 func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, interfaces.ToolGrant(interfaces.ToolSearch))
 	if err != nil {
-		return interfaces.SearchOutput{}, err
-	}
-	if err := p.Require(workspace.GrantRead); err != nil {
 		return interfaces.SearchOutput{}, err
 	}
 	format, err := render.ParseFormat(args.Render)

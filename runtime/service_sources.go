@@ -15,11 +15,8 @@ import (
 // source holds leave the index in one transaction. A source outside the
 // caller's collections is NOT_FOUND, as one that does not exist.
 func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.RemovedSource, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantWrite)
 	if err != nil {
-		return interfaces.RemovedSource{}, err
-	}
-	if err := p.Require(workspace.GrantWrite); err != nil {
 		return interfaces.RemovedSource{}, err
 	}
 	src, err := s.visibleSource(ctx, p, id)
