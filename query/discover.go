@@ -35,15 +35,13 @@ type Discoverer struct {
 	// WatchState, when set, says how a source is watched.
 	WatchState func(sources.Source) sources.WatchState
 	Cursors    *workspace.Cursors
-	// Extra answers subjects this package does not know yet (models, from
-	// the token counters); nil for none.
-	Extra func(ctx context.Context, p workspace.Principal, subject string) ([]any, bool, error)
-	// Runs lists discover runs a page at a time: up to limit runs p may
-	// see, newest first, recorded before the run numbered before (0: from
-	// the newest), and the before of the next page (0: none). Its pages do
-	// not shift when searches are recorded meanwhile. Nil leaves runs to
-	// Extra.
-	Runs func(ctx context.Context, p workspace.Principal, before int64, limit int) ([]any, int64, error)
+	// Runs, when set, answers discover runs a page at a time, by run
+	// number, so that its pages do not shift when searches are recorded
+	// meanwhile; nil leaves runs unknown.
+	Runs *Recorder
+	// Models are the items of discover models: the token counters, which
+	// package render knows.
+	Models []any
 }
 
 // DiscoverPage is one page of items.
@@ -91,9 +89,6 @@ func (d *Discoverer) settings() workspace.Settings {
 
 // Discover lists subject for p.
 func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subject, cursor string, limit int) (DiscoverPage, error) {
-	if err := p.Require(workspace.GrantRead); err != nil {
-		return DiscoverPage{}, err
-	}
 	if limit == 0 {
 		limit = defaultDiscoverLimit
 	}
@@ -140,13 +135,13 @@ func (d *Discoverer) runs(ctx context.Context, p workspace.Principal, scope, cur
 			return DiscoverPage{}, workspace.Errorf(workspace.CodeInvalidArgument, "invalid cursor: pass next_cursor from the previous page of the same request")
 		}
 	}
-	items, next, err := d.Runs(ctx, p, cur.Before, limit)
+	runs, next, err := d.Runs.ListRuns(ctx, p, cur.Before, limit)
 	if err != nil {
 		return DiscoverPage{}, err
 	}
-	page := DiscoverPage{Items: items}
-	if page.Items == nil {
-		page.Items = []any{}
+	page := DiscoverPage{Items: make([]any, 0, len(runs))}
+	for _, r := range runs {
+		page.Items = append(page.Items, r)
 	}
 	if next > 0 {
 		c, err := d.Cursors.Seal("discover", scope, runsCursor{Before: next})
@@ -210,12 +205,14 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		return d.facets(ctx, p)
 	case SubjectRelations:
 		return d.relations(ctx, p)
-	}
-	if d.Extra != nil {
-		items, ok, err := d.Extra(ctx, p, subject)
-		if ok || err != nil {
-			return items, err
+	case SubjectProfiles:
+		var out []any
+		for _, pr := range Profiles() {
+			out = append(out, pr)
 		}
+		return out, nil
+	case SubjectModels:
+		return d.Models, nil
 	}
 	return nil, workspace.Errorf(workspace.CodeInvalidArgument, "subject %q: use kinds, facets, relations, profiles, languages, sources, settings, runs or models", subject)
 }

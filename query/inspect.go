@@ -146,9 +146,6 @@ type inspectCursor struct {
 
 // Inspect answers req for p.
 func (in *Inspector) Inspect(ctx context.Context, p workspace.Principal, req InspectRequest) (any, error) {
-	if err := p.Require(workspace.GrantRead); err != nil {
-		return nil, err
-	}
 	if req.SourceID == "" {
 		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "source_id is required")
 	}

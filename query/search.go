@@ -88,19 +88,23 @@ type candidate struct {
 }
 
 // Search runs req for p: it normalizes and validates the request, checks
-// the grant (read) and the filters against p's collections, finds and
-// ranks the matching evidence, and returns one page of full hits.
-// Errors are *workspace.Error: INVALID_ARGUMENT for a bad request or
-// cursor, PERMISSION_DENIED, NOT_FOUND for unknown filter values; storage
+// the filters against p's collections (p's grant is the caller's to
+// check), finds and ranks the matching evidence, and returns one page of
+// full hits. Errors are *workspace.Error: INVALID_ARGUMENT for a bad
+// request or cursor, PERMISSION_DENIED for a collection outside p's,
+// NOT_FOUND for unknown filter values; storage
 // failures are wrapped errors (INTERNAL at the edge).
 func (e *Engine) Search(ctx context.Context, p workspace.Principal, req QueryRequest) (Ranked, error) {
-	if err := p.Require(workspace.GrantRead); err != nil {
-		return Ranked{}, err
-	}
 	norm, err := Normalize(req)
 	if err != nil {
 		return Ranked{}, err
 	}
+	return e.SearchNormalized(ctx, p, norm)
+}
+
+// SearchNormalized is Search of a request that Normalize returned.
+func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, norm QueryRequest) (Ranked, error) {
+	var err error
 	prof, _ := profileByName(norm.Profile)
 	out := Ranked{Request: norm, Echo: Echo(norm), Hits: []Hit{}}
 	if out.Offset, err = e.openCursor(p, norm); err != nil {

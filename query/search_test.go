@@ -1,15 +1,12 @@
 package query
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tychora/tychora/workspace"
 )
 
 func TestSearchIdentifierSplitting(t *testing.T) {
@@ -285,12 +282,6 @@ func TestSearchProfiles(t *testing.T) {
 			t.Errorf("profile %s: %d hits, echo %q", pi.Name, len(res.Hits), res.Echo.Profile)
 		}
 	}
-}
-
-func TestSearchRequiresRead(t *testing.T) {
-	env := newSearchEnv(t)
-	_, err := env.engine.Search(context.Background(), workspace.Principal{ID: "x"}, QueryRequest{Question: "x"})
-	wantCode(t, err, workspace.CodePermissionDenied)
 }
 
 func TestSearchEmptyIndexAndNoMatch(t *testing.T) {

@@ -46,10 +46,6 @@ func ownerRunning(e *OwnerRunningError) error {
 // checkpoint (cancel is cooperative and prompt: well under a second).
 const jobsStopWait = 10 * time.Second
 
-// searchMemoBytes bounds the token counts kept between fits (render.Memo):
-// enough for the answers of a few hundred cached rankings.
-const searchMemoBytes = 32 << 20
-
 // Options configure an owner. The zero value (with Dir set) works.
 type Options struct {
 	// Dir is the absolute workspace directory.
@@ -110,21 +106,16 @@ type Owner struct {
 	assets    *sources.Assets
 	queue     *jobs.Queue
 	jobsOnce  sync.Once
-	tokenMu   sync.Mutex // serializes token creation (names are not unique)
 
 	discoverer *query.Discoverer
 	engine     *query.Engine
-	rankGate   *rankGate // fair admission of rankings
+	searcher   *query.Searcher[[]render.HitCost] // ranking, its cache, admission and runs
 	runs       *query.Recorder
-	cache      *searchCache
-	flights    rankFlights // rankings in progress, by cache key
+	memo       *render.Memo // token counts shared by the fits of cached rankings
 	// life ends when the owner stops serving (close): work done for
 	// several callers at once runs on it.
 	life       context.Context
 	endLife    context.CancelFunc
-	rankings   atomic.Int64 // rankings run (engine searches)
-	memo       *render.Memo // token counts shared by the fits of cached rankings
-	generation atomic.Int64 // moves when a job may have changed the index
 	inspector  *query.Inspector
 	merger     *merger // merges the index while no job runs
 	mcp        *mcpapi.HTTPHandler
@@ -213,22 +204,65 @@ func acquire(ctx context.Context, l workspace.Layout, wait time.Duration) (*work
 	}
 }
 
+// open opens what the owner holds, in order: the settings, storage, the
+// engines and the job queue, the listener; then it publishes the owner
+// and starts its jobs and watches.
 func (own *Owner) open(ctx context.Context) error {
-	s, err := workspace.LoadSettings(own.layout)
+	s, err := own.loadSettings()
 	if err != nil {
 		return err
 	}
-	if own.opts.Listen != "" {
-		if err := workspace.CheckListen(own.opts.Listen); err != nil {
-			return err
-		}
-		s.Listen = own.opts.Listen
-	}
-	own.conf.Store(&s)
 	// Whatever endpoint.json says now is stale: we hold the lock.
 	if err := RemoveEndpoint(own.layout); err != nil {
 		return fmt.Errorf("remove stale endpoint: %w", err)
 	}
+	if err := own.openStorage(ctx, s); err != nil {
+		return err
+	}
+	if err := own.openEngines(ctx, s); err != nil {
+		return err
+	}
+	own.startedAt = time.Now().UTC().Truncate(time.Second)
+	if err := own.serve(ctx, s); err != nil {
+		return err
+	}
+	if err := own.publish(StateRunning); err != nil {
+		return err
+	}
+	if !own.opts.NoJobs {
+		own.startJobs()
+	}
+	if !own.opts.NoWatch {
+		if s.Watching() {
+			own.startWatching()
+		}
+		own.watchSettings()
+	}
+	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
+	return nil
+}
+
+// loadSettings reads tychora.json, applies Options.Listen over it and
+// puts the result in force.
+func (own *Owner) loadSettings() (workspace.Settings, error) {
+	s, err := workspace.LoadSettings(own.layout)
+	if err != nil {
+		return s, err
+	}
+	if own.opts.Listen != "" {
+		if err := workspace.CheckListen(own.opts.Listen); err != nil {
+			return s, err
+		}
+		s.Listen = own.opts.Listen
+	}
+	own.conf.Store(&s)
+	return s, nil
+}
+
+// openStorage opens the index, the tokens, the cursor key, the assets
+// and the indexer.
+func (own *Owner) openStorage(ctx context.Context, s workspace.Settings) error {
+	var err error
 	if own.db, err = workspace.OpenDB(ctx, own.layout.DB); err != nil {
 		return err
 	}
@@ -258,21 +292,33 @@ func (own *Owner) open(ctx context.Context) error {
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
 	}))
+	return nil
+}
+
+// openEngines makes the engines over storage: search, discover, inspect,
+// the merger and the job queue.
+func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
-	own.rankGate = newRankGate(rankSlots(own.db.Readers()))
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
-	own.cache = newSearchCache(1024)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
+	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
+		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log})
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Extra: own.discoverExtra, Runs: own.listRuns, WatchState: own.watchState}
+	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Runs: own.runs, Models: counterItems(), WatchState: own.watchState}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and
 	// resume once the workers start, after the owner is published.
-	if own.queue, err = jobs.Open(ctx, own.db, syncRunner{ix: own.idx, applied: func() { own.generation.Add(1) }, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}, jobs.Options{Workers: s.Workers, Logger: own.log}); err != nil {
-		return err
-	}
-	own.startedAt = time.Now().UTC().Truncate(time.Second)
+	runner := syncRunner{ix: own.idx, applied: own.searcher.IndexChanged, began: own.syncBegan, ended: own.syncEnded, log: own.log, merge: own.merger}
+	var err error
+	own.queue, err = jobs.Open(ctx, own.db, runner, jobs.Options{Workers: s.Workers, Logger: own.log})
+	return err
+}
+
+// serve listens on loopback and serves /v1 and MCP over the in-process
+// Service.
+func (own *Owner) serve(ctx context.Context, s workspace.Settings) error {
+	var err error
 	if own.ln, err = listen(own.layout, s.Listen); err != nil {
 		return workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("cannot listen on %s", s.Listen))
 	}
@@ -309,20 +355,16 @@ func (own *Owner) open(ctx context.Context) error {
 		ConnState:                    own.connState,
 	}
 	go func() { own.serveErr <- own.srv.Serve(own.ln) }()
-	if err := own.publish(StateRunning); err != nil {
-		return err
-	}
-	if !own.opts.NoJobs {
-		own.startJobs()
-	}
-	if !own.opts.NoWatch {
-		if s.Watching() {
-			own.startWatching()
-		}
-		own.watchSettings()
-	}
-	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
 	return nil
+}
+
+// counterItems are the items of discover models: the token counters.
+func counterItems() []any {
+	var out []any
+	for _, c := range render.Counters() {
+		out = append(out, c)
+	}
+	return out
 }
 
 // startJobs starts the job queue's workers, once.
@@ -471,7 +513,7 @@ func (own *Owner) close(ctx context.Context) error {
 		_ = own.srv.Close()
 	}
 	own.stopSettingsWatch()
-	own.endLife()      // rankings shared by callers who are gone
+	own.endLife()      // rankings shared by callers who are gone, watches
 	own.stopWatching() // no more syncs are asked for
 	// Running jobs are checkpointed: back to the queue, resumed next start.
 	qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), jobsStopWait)

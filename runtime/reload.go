@@ -159,7 +159,7 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 		own.ixp.Store(ix)
 	}
 	own.conf.Store(&applied)
-	own.generation.Add(1) // collections may have changed what a ranking may see
+	own.searcher.IndexChanged() // collections may have changed what a ranking may see
 	now := time.Now().UTC()
 	r.mu.Lock()
 	r.reloadedAt, r.err = &now, ""

@@ -10,7 +10,7 @@ import (
 
 // Discover lists one subject for the caller.
 func (s *Local) Discover(ctx context.Context, args interfaces.DiscoverArgs) (interfaces.DiscoverResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, interfaces.ToolGrant(interfaces.ToolDiscover))
 	if err != nil {
 		return interfaces.DiscoverResult{}, err
 	}

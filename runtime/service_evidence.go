@@ -10,7 +10,7 @@ import (
 
 // Evidence returns one evidence record of the caller's collections.
 func (s *Local) Evidence(ctx context.Context, id string) (interfaces.EvidenceResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantRead)
 	if err != nil {
 		return interfaces.EvidenceResult{}, err
 	}
@@ -24,7 +24,7 @@ func (s *Local) Evidence(ctx context.Context, id string) (interfaces.EvidenceRes
 // Asset returns one asset referred to by a source of the caller's
 // collections.
 func (s *Local) Asset(ctx context.Context, id string) (interfaces.Asset, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantRead)
 	if err != nil {
 		return interfaces.Asset{}, err
 	}

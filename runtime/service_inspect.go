@@ -12,7 +12,7 @@ import (
 
 // Inspect answers about one source of the caller's collections.
 func (s *Local) Inspect(ctx context.Context, args interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, interfaces.ToolGrant(interfaces.ToolInspect))
 	if err != nil {
 		return interfaces.InspectResult{}, err
 	}

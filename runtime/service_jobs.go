@@ -14,11 +14,8 @@ import (
 // NOT_FOUND, INVALID_ARGUMENT) are answered at once and create no job. A
 // source with a queued or running job answers with that job.
 func (s *Local) AddSources(ctx context.Context, req interfaces.AddSourcesRequest) (interfaces.JobResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, interfaces.ToolGrant(interfaces.ToolAddSources))
 	if err != nil {
-		return interfaces.JobResult{}, err
-	}
-	if err := p.Require(workspace.GrantWrite); err != nil {
 		return interfaces.JobResult{}, err
 	}
 	ctx = carryOut(ctx)
@@ -170,11 +167,8 @@ func (s *Local) ManageJob(ctx context.Context, req interfaces.ManageJobRequest) 
 
 // GetJob returns one job of the caller's collections.
 func (s *Local) GetJob(ctx context.Context, id string) (interfaces.JobResult, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantRead)
 	if err != nil {
-		return interfaces.JobResult{}, err
-	}
-	if err := p.Require(workspace.GrantRead); err != nil {
 		return interfaces.JobResult{}, err
 	}
 	j, err := s.owner.queue.Get(ctx, p, id)

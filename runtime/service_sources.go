@@ -15,11 +15,8 @@ import (
 // source holds leave the index in one transaction. A source outside the
 // caller's collections is NOT_FOUND, as one that does not exist.
 func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.RemovedSource, error) {
-	p, err := workspace.CallerFrom(ctx)
+	p, err := caller(ctx, workspace.GrantWrite)
 	if err != nil {
-		return interfaces.RemovedSource{}, err
-	}
-	if err := p.Require(workspace.GrantWrite); err != nil {
 		return interfaces.RemovedSource{}, err
 	}
 	src, err := s.visibleSource(ctx, p, id)
@@ -52,7 +49,7 @@ func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.Removed
 	if err := sources.RemoveSource(ctx, own.db, src.ID); err != nil {
 		return interfaces.RemovedSource{}, err
 	}
-	own.generation.Add(1) // cached rankings may hold its evidence
+	own.searcher.IndexChanged() // cached rankings may hold its evidence
 	own.log.Info("source removed", "source_id", src.ID, "path", src.Path)
 	return out, nil
 }

@@ -2,12 +2,10 @@ package runtime
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/jobs"
-	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
@@ -141,27 +139,6 @@ func (own *Owner) watchState(src sources.Source) sources.WatchState {
 		return off("the owner is setting up its watches")
 	}
 	return off("not watched yet: a source is watched from its first sync on")
-}
-
-// pendingChanges counts the changes waiting in the sources a search
-// reaches: the caller's, narrowed by the request's filters.
-func (own *Owner) pendingChanges(p workspace.Principal, f *query.Filters) int {
-	w := own.watch()
-	if w == nil {
-		return 0
-	}
-	return w.Pending(func(id, collection string) bool {
-		if !p.CanSee(collection) {
-			return false
-		}
-		if f != nil && len(f.Collections) > 0 && !slices.Contains(f.Collections, collection) {
-			return false
-		}
-		if f != nil && len(f.Sources) > 0 && !slices.Contains(f.Sources, id) {
-			return false
-		}
-		return true
-	})
 }
 
 // watchStatus is the watch part of status: every source of the caller's

@@ -71,6 +71,8 @@ type Tokens struct {
 
 	mu       sync.Mutex
 	lastSeen map[string]time.Time // throttles last_used_at writes
+
+	issueMu sync.Mutex // serializes Issue (names are not unique)
 }
 
 // NewTokens returns the token store of db with a new owner secret, which it
@@ -153,7 +155,7 @@ func encodeCollections(cs []string) string {
 // never stored. With rotate, the id of a stored token, it rotates that
 // token instead: same id, the new name, grant and collections, a new
 // secret (NOT_FOUND when it is gone). Names are not unique: which token a
-// name rotates is the caller's choice (see runtime's CreateToken).
+// name rotates is the caller's choice (see Issue).
 func (t *Tokens) CreateToken(ctx context.Context, name string, g Grant, cs []string, rotate string) (TokenRecord, string, error) {
 	secret, err := NewSecret()
 	if err != nil {

@@ -21,19 +21,21 @@ import (
 // and keeps the arguments it was given; nothing else is called.
 type recording struct {
 	interfaces.Service
-	mu     sync.Mutex
-	search []interfaces.SearchArgs
-	tokens []interfaces.CreateTokenRequest
+	mu      sync.Mutex
+	search  []interfaces.SearchArgs
+	clients []string // the client instance of each search (workspace.ClientFrom)
+	tokens  []interfaces.CreateTokenRequest
 }
 
 func (s *recording) Health(context.Context) (interfaces.HealthResult, error) {
 	return interfaces.HealthResult{Status: "ok", WorkspaceID: "ws"}, nil
 }
 
-func (s *recording) Search(_ context.Context, a interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+func (s *recording) Search(ctx context.Context, a interfaces.SearchArgs) (interfaces.SearchOutput, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.search = append(s.search, a)
+	s.clients = append(s.clients, workspace.ClientFrom(ctx))
 	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(searchBytes)}, nil
 }
 
@@ -406,5 +408,29 @@ func TestNullBodyRefused(t *testing.T) {
 	st, _, b := f.do(t, "POST", "/v1/search", "secret", nil, `null`)
 	if eb := envelope(t, "null", st, b); st != http.StatusBadRequest || !strings.Contains(eb.Error.Message, "must be a JSON object") {
 		t.Fatalf("null body: %d %+v", st, eb.Error)
+	}
+}
+
+// TestClientInstance: the instance a Client names (X-Tychora-Client)
+// reaches the Service in the context of each call, the unit the owner's
+// admission of searches tells owner-token processes apart by; a Client
+// that names none reaches it with none.
+func TestClientInstance(t *testing.T) {
+	f := newFixture(t)
+	for _, instance := range []string{"proc-one", "proc-two", ""} {
+		c, err := httpapi.NewClient(f.base, "secret", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Instance = instance
+		if _, err := c.Search(context.Background(), interfaces.SearchArgs{Request: &query.QueryRequest{Question: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+		f.svc.mu.Lock()
+		got := f.svc.clients[len(f.svc.clients)-1]
+		f.svc.mu.Unlock()
+		if got != instance {
+			t.Errorf("client instance %q reached the Service as %q", instance, got)
+		}
 	}
 }

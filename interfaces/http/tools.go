@@ -18,7 +18,7 @@ import (
 func (h *handlers) routeTools(r chi.Router) {
 	r.Post(ToolRoutes[interfaces.ToolDiscover], postJSON(h, interfaces.ToolDiscover, h.svc.Discover))
 	r.Post(ToolRoutes[interfaces.ToolInspect], postJSON(h, interfaces.ToolInspect, h.svc.Inspect))
-	r.Post(ToolRoutes[interfaces.ToolAddSources], withGrant(workspace.GrantWrite, postJSON(h, interfaces.ToolAddSources, h.svc.AddSources)))
+	r.Post(ToolRoutes[interfaces.ToolAddSources], withGrant(interfaces.ToolGrant(interfaces.ToolAddSources), postJSON(h, interfaces.ToolAddSources, h.svc.AddSources)))
 	r.Post(ToolRoutes[interfaces.ToolManageJob], postJSON(h, interfaces.ToolManageJob, h.svc.ManageJob))
 	r.Post(ToolRoutes[interfaces.ToolSearch], h.search)
 	r.Get("/v1/jobs/{id}", h.getJob)
@@ -26,9 +26,10 @@ func (h *handlers) routeTools(r chi.Router) {
 	r.Get("/v1/assets/{id}", h.asset)
 }
 
-// withGrant checks the caller's grant before next reads the body, for a
-// route that needs it whatever the body says: a caller without it learns
+// withGrant refuses a caller below g before next reads the body, for a
+// route that needs g whatever the body says: a caller without it learns
 // nothing from a well- or ill-formed body (DESIGN §8: scope before body).
+// The Service checks the grant; this only puts its refusal first.
 func withGrant(g workspace.Grant, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := requireGrant(r, g); err != nil {

@@ -19,14 +19,11 @@ type answer struct {
 	rendered   *string
 }
 
-// toolSpec is one tool: its definition, the least grant that may call it
-// (checked before the arguments, so a caller without it learns nothing
-// from them), and the adapter that decodes the arguments and calls the
-// Service.
+// toolSpec is one tool: its definition and the adapter that decodes the
+// arguments and calls the Service.
 type toolSpec struct {
-	tool  *mcp.Tool
-	grant workspace.Grant
-	call  func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error)
+	tool *mcp.Tool
+	call func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error)
 }
 
 func boolPtr(b bool) *bool { return &b }
@@ -46,7 +43,6 @@ func toolSpecs() []toolSpec {
 				Description: discoverDescription,
 				Annotations: readOnly("Discover"),
 			},
-			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
 				args, err := interfaces.Decode[interfaces.DiscoverArgs](interfaces.ToolDiscover, raw)
 				if err != nil {
@@ -62,8 +58,7 @@ func toolSpecs() []toolSpec {
 				Description: searchDescription,
 				Annotations: readOnly("Search"),
 			},
-			grant: workspace.GrantRead,
-			call:  search,
+			call: search,
 		},
 		{
 			tool: &mcp.Tool{
@@ -72,7 +67,6 @@ func toolSpecs() []toolSpec {
 				Description: inspectDescription,
 				Annotations: readOnly("Inspect a source"),
 			},
-			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
 				args, err := interfaces.Decode[interfaces.InspectArgs](interfaces.ToolInspect, raw)
 				if err != nil {
@@ -88,7 +82,6 @@ func toolSpecs() []toolSpec {
 				Description: addSourcesDescription,
 				Annotations: &mcp.ToolAnnotations{Title: "Add or sync sources", ReadOnlyHint: false, DestructiveHint: boolPtr(false), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
 			},
-			grant: workspace.GrantWrite,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
 				args, err := interfaces.Decode[interfaces.AddSourcesRequest](interfaces.ToolAddSources, raw)
 				if err != nil {
@@ -104,9 +97,6 @@ func toolSpecs() []toolSpec {
 				Description: manageJobDescription,
 				Annotations: &mcp.ToolAnnotations{Title: "Manage source jobs", ReadOnlyHint: false, DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(false)},
 			},
-			// list and get are reads; the Service asks write of cancel
-			// and retry.
-			grant: workspace.GrantRead,
 			call: func(ctx context.Context, svc interfaces.Service, raw json.RawMessage) (answer, error) {
 				args, err := interfaces.Decode[interfaces.ManageJobRequest](interfaces.ToolManageJob, raw)
 				if err != nil {
@@ -185,7 +175,10 @@ func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
 		if !ok {
 			return toolError(workspace.Errorf(workspace.CodeUnauthenticated, "no caller identity")), nil
 		}
-		if err := p.Require(spec.grant); err != nil {
+		// A caller below the tool's grant learns nothing from its
+		// arguments: refused before they are read, by the Service's own
+		// rule (interfaces.ToolGrant).
+		if err := p.Require(interfaces.ToolGrant(name)); err != nil {
 			return toolError(err), nil
 		}
 		var raw json.RawMessage

@@ -1,4 +1,4 @@
-package runtime
+package query
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 //   - free slots go round-robin between the callers that wait: a caller
 //     just admitted goes to the back of the line, so a caller that floods
 //     searches delays another's turn by at most one search per slot;
-//   - heavy searches (query.Heavy: a long question, many glob patterns)
+//   - heavy searches (Heavy: a long question, many glob patterns)
 //     together hold at most heavySlots, whoever sends them: the other
 //     slots stay open to searches whose cost the limits keep small. The
 //     class comes from the request, not from how long searches took, so

@@ -1,9 +1,17 @@
-package runtime
+package query
 
 import (
 	"context"
 	"sync"
 )
+
+// flightResult is what a shared ranking gives each of its callers: the
+// cache entry, and whether this ranking put it there (its stale flags are
+// then as fresh as the ranking).
+type flightResult[C any] struct {
+	entry    *cacheEntry[C]
+	inserted bool
+}
 
 // rankFlights shares one ranking between the callers that ask the same
 // question at once (an agent's parallel calls, clients of one team). The
@@ -11,14 +19,14 @@ import (
 // caller who gives up leaves it without failing the others, and when the
 // last caller has left (or the owner stops) it is cancelled, so that no
 // ranking goes on for nobody.
-type rankFlights struct {
+type rankFlights[C any] struct {
 	mu      sync.Mutex
-	flights map[string]*rankFlight
+	flights map[string]*rankFlight[C]
 }
 
-type rankFlight struct {
+type rankFlight[C any] struct {
 	done    chan struct{} // closed when res and err are set
-	res     flightResult
+	res     flightResult[C]
 	err     error
 	callers int
 	cancel  context.CancelFunc
@@ -27,15 +35,15 @@ type rankFlight struct {
 // do returns the result of fn for key, run once for every caller that
 // asks while it runs. fn runs on its own goroutine with a context of life
 // that ends when every caller's ctx has.
-func (f *rankFlights) do(ctx, life context.Context, key string, fn func(context.Context) (flightResult, error)) (flightResult, error) {
+func (f *rankFlights[C]) do(ctx, life context.Context, key string, fn func(context.Context) (flightResult[C], error)) (flightResult[C], error) {
 	f.mu.Lock()
 	if f.flights == nil {
-		f.flights = map[string]*rankFlight{}
+		f.flights = map[string]*rankFlight[C]{}
 	}
 	fl := f.flights[key]
 	if fl == nil {
 		fctx, cancel := context.WithCancel(life)
-		fl = &rankFlight{done: make(chan struct{}), cancel: cancel}
+		fl = &rankFlight[C]{done: make(chan struct{}), cancel: cancel}
 		f.flights[key] = fl
 		go func() {
 			defer cancel()
@@ -66,5 +74,5 @@ func (f *rankFlights) do(ctx, life context.Context, key string, fn func(context.
 		fl.cancel()
 	}
 	f.mu.Unlock()
-	return flightResult{}, ctx.Err()
+	return flightResult[C]{}, ctx.Err()
 }

@@ -1,16 +1,11 @@
-package runtime
+package query
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/tychora/tychora/interfaces"
-	"github.com/tychora/tychora/query"
-	"github.com/tychora/tychora/workspace"
 )
 
 // gateRun is one acquire in flight in a test.
@@ -164,45 +159,27 @@ func TestRankGateCancelWhileWaiting(t *testing.T) {
 	}
 }
 
-// holdGate takes every ranking slot; the returned func gives them back.
-func holdGate(t *testing.T, own *Owner) func() {
-	t.Helper()
-	var holds []func()
-	for i := range own.rankGate.slots {
-		rel, err := own.rankGate.acquire(context.Background(), fmt.Sprint("holder", i), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		holds = append(holds, rel)
-	}
-	return func() {
-		for _, rel := range holds {
-			rel()
-		}
-	}
-}
-
 // TestRankFlightLeave: one caller of a shared ranking who gives up does
 // not fail the other, nor cancel the ranking; when every caller has gone,
 // the ranking's context ends.
 func TestRankFlightLeave(t *testing.T) {
-	var f rankFlights
+	var f rankFlights[struct{}]
 	life := context.Background()
 	proceed := make(chan struct{})
 	cut := make(chan struct{})
-	fn := func(fctx context.Context) (flightResult, error) {
+	fn := func(fctx context.Context) (flightResult[struct{}], error) {
 		select {
 		case <-proceed:
-			return flightResult{inserted: true}, nil
+			return flightResult[struct{}]{inserted: true}, nil
 		case <-fctx.Done():
 			close(cut)
-			return flightResult{}, fctx.Err()
+			return flightResult[struct{}]{}, fctx.Err()
 		}
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
 	go func() { _, err := f.do(gone, life, "k", fn); errs <- err }()
-	got := make(chan flightResult, 1)
+	got := make(chan flightResult[struct{}], 1)
 	go func() {
 		r, err := f.do(context.Background(), life, "k", fn)
 		errs <- err
@@ -235,7 +212,7 @@ func TestRankFlightLeave(t *testing.T) {
 	<-cut
 }
 
-func waitFlight(t *testing.T, f *rankFlights, n int) {
+func waitFlight[C any](t *testing.T, f *rankFlights[C], n int) {
 	t.Helper()
 	count := func() int {
 		f.mu.Lock()
@@ -251,58 +228,4 @@ func waitFlight(t *testing.T, f *rankFlights, n int) {
 			t.Fatalf("%d callers share a ranking, want %d", count(), n)
 		}
 	}
-}
-
-// TestSearchGivenUp: a search whose caller gives up while it waits for
-// its turn is never ranked.
-func TestSearchGivenUp(t *testing.T) {
-	own, svc, ctx := harbourOwner(t)
-	before := own.rankings.Load()
-	unhold := holdGate(t, own)
-	gone, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	args := interfaces.SearchArgs{Request: &query.QueryRequest{Question: "outer buoy"}}
-	go func() { _, err := svc.Search(gone, args); done <- err }()
-	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID, 1)
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v", err)
-	}
-	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID, 0)
-	unhold()
-	if n := own.rankings.Load() - before; n != 0 {
-		t.Fatalf("%d rankings ran for a search nobody waits for", n)
-	}
-}
-
-// TestCallerPerProcess: two processes holding the owner token (a bridge, a
-// CLI command: ConnectLocal clients) are two callers to the gate, each
-// named by its X-Tychora-Client id, not one "owner".
-func TestCallerPerProcess(t *testing.T) {
-	own, _, ctx := harbourOwner(t)
-	c1, _, err := ConnectLocal(ctx, own.opts.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, _, err := ConnectLocal(ctx, own.opts.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c1.Instance, c2.Instance = "proc-one", "proc-two"
-	unhold := holdGate(t, own)
-	var wg sync.WaitGroup
-	for i, c := range []interfaces.Service{c1, c2} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := fmt.Sprintf("pilot buoy %d", i)
-			if _, err := c.Search(ctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: q}}); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-one", 1)
-	waitWaiting(t, own.rankGate, workspace.OwnerPrincipalID+"/proc-two", 1)
-	unhold()
-	wg.Wait()
 }
