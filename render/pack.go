@@ -268,15 +268,16 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 			if p.wholeCost() <= p.shownCost()*3/2 {
 				p.whole = true
 			}
-			// A least showing over a quarter of the room, or a paragraph
-			// over what is left of it, makes a bare place when its
-			// citation fits: the place is named, and the lines phase
-			// shows its lines when room is left.
+			// Under a render, a least showing over a quarter of the room,
+			// or a paragraph over what is left of it, makes a bare place
+			// when its citation fits: the header names the place, and the
+			// lines phase shows its lines when room is left. (Without a
+			// render the JSON is the answer, and a hit keeps its text.)
 			least := 0
 			for j := p.lo; j <= p.hi; j++ {
 				least += p.cost[j]
 			}
-			if !full && p.bareOver > 0 && p.bareOver < p.over+least &&
+			if !full && f != FormatNone && p.bareOver > 0 && p.bareOver < p.over+least &&
 				(least > bareShare || least > longLine && p.over+least > room) {
 				p.bare, p.whole = true, false
 			}
