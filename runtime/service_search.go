@@ -105,7 +105,7 @@ func (s *Local) Search(ctx context.Context, args interfaces.SearchArgs) (interfa
 		fr, err := own.flights.do(ctx, own.life, key, func(fctx context.Context) (res flightResult, err error) {
 			defer func() {
 				if rec := recover(); rec != nil {
-					own.log.Error("search ranking panicked", "panic", rec, "stack", string(debug.Stack()))
+					own.log.Error("search ranking panicked", workspace.LogPanic, rec, workspace.LogStack, string(debug.Stack()))
 					res, err = flightResult{}, workspace.Errorf(workspace.CodeInternal, "internal error")
 				}
 			}()
@@ -194,7 +194,7 @@ func (own *Owner) pageCursor(p workspace.Principal, r *query.Ranked) func(int) *
 		}
 		c, err := own.engine.PageCursor(p, r.Request, r.Offset+next)
 		if err != nil {
-			own.log.Error("seal search cursor", "err", err)
+			own.log.Error("seal search cursor", workspace.LogErr, err)
 			return nil
 		}
 		return &c

@@ -179,7 +179,7 @@ func (p *Player) Answer(line []byte) []byte {
 	p.mu.Unlock()
 	if x == nil {
 		if p.opts.Logger != nil {
-			p.opts.Logger.Warn("tape drift", "method", req.Method, "tool", toolName(req.Method, req.Params), "drift", drift)
+			p.opts.Logger.Warn("tape drift", workspace.LogMethod, req.Method, workspace.LogTool, toolName(req.Method, req.Params), workspace.LogDrift, drift)
 		}
 		if req.Method == "tools/call" {
 			return encode(&jsonrpc.Response{ID: req.ID, Result: driftResult(drift)})
