@@ -36,6 +36,18 @@ func RunningGoroutines() Goroutines {
 	return gs
 }
 
+// StartedSince is the stacks of the goroutines running now that were not
+// running at before, the test binary's own left out.
+func StartedSince(before Goroutines) []string {
+	var started []string
+	for id, stack := range RunningGoroutines() {
+		if _, ok := before[id]; !ok && !exempt(stack) {
+			started = append(started, stack)
+		}
+	}
+	return started
+}
+
 // NoGoroutinesLeft fails t when goroutines that were not running at
 // before are still running once wait has passed (they get that long to
 // exit: a goroutine told to stop is not gone at once). It names each one
@@ -44,12 +56,7 @@ func NoGoroutinesLeft(t testing.TB, before Goroutines, wait time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for {
-		var left []string
-		for id, stack := range RunningGoroutines() {
-			if _, ok := before[id]; !ok && !exempt(stack) {
-				left = append(left, stack)
-			}
-		}
+		left := StartedSince(before)
 		if len(left) == 0 {
 			return
 		}
