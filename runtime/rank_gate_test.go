@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
@@ -33,17 +34,32 @@ func startAcquire(ctx context.Context, g *rankGate, caller string, heavy bool, a
 	return r
 }
 
-// waitWaiting waits until caller has n acquires waiting in g.
+// settledWaiting checks, once every goroutine of the test's bubble is
+// blocked, that caller has n acquires waiting in g.
+func settledWaiting(t *testing.T, g *rankGate, caller string, n int) {
+	t.Helper()
+	synctest.Wait()
+	if got := waitingIn(g, caller); got != n {
+		t.Fatalf("%s has %d waiting, want %d", caller, got, n)
+	}
+}
+
+// waitingIn is how many acquires caller has waiting in g.
+func waitingIn(g *rankGate, caller string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.callers[caller]; c != nil {
+		return len(c.waiters)
+	}
+	return 0
+}
+
+// waitWaiting waits until caller has n acquires waiting in g, for the
+// tests of a real owner (whose sockets and storage no bubble holds).
 func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		g.mu.Lock()
-		c := g.callers[caller]
-		got := 0
-		if c != nil {
-			got = len(c.waiters)
-		}
-		g.mu.Unlock()
+		got := waitingIn(g, caller)
 		if got == n {
 			return
 		}
@@ -56,7 +72,9 @@ func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
 // TestRankGateOneSlotPerCaller: a caller runs one ranking at a time, so a
 // free slot stays free for another caller however many searches the first
 // sends.
-func TestRankGateOneSlotPerCaller(t *testing.T) {
+func TestRankGateOneSlotPerCaller(t *testing.T) { synctest.Test(t, testRankGateOneSlotPerCaller) }
+
+func testRankGateOneSlotPerCaller(t *testing.T) {
 	g := newRankGate(2)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", false)
@@ -67,7 +85,7 @@ func TestRankGateOneSlotPerCaller(t *testing.T) {
 	for range 5 {
 		startAcquire(ctx, g, "a", false, admitted)
 	}
-	waitWaiting(t, g, "a", 5)
+	settledWaiting(t, g, "a", 5)
 	relB, err := g.acquire(ctx, "b", false) // the second slot, at once
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +100,9 @@ func TestRankGateOneSlotPerCaller(t *testing.T) {
 // TestRankGateRoundRobin: a caller flooding searches delays another
 // caller's turn by at most one of its rankings: after "a" has run one
 // more, "b" goes before a's other waiting searches.
-func TestRankGateRoundRobin(t *testing.T) {
+func TestRankGateRoundRobin(t *testing.T) { synctest.Test(t, testRankGateRoundRobin) }
+
+func testRankGateRoundRobin(t *testing.T) {
 	g := newRankGate(1)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", false)
@@ -92,10 +112,10 @@ func TestRankGateRoundRobin(t *testing.T) {
 	admitted := make(chan *gateRun, 4)
 	for i := range 3 {
 		startAcquire(ctx, g, "a", false, admitted)
-		waitWaiting(t, g, "a", i+1)
+		settledWaiting(t, g, "a", i+1)
 	}
 	startAcquire(ctx, g, "b", false, admitted)
-	waitWaiting(t, g, "b", 1)
+	settledWaiting(t, g, "b", 1)
 	relA()
 	var order []string
 	for range 4 {
@@ -110,7 +130,9 @@ func TestRankGateRoundRobin(t *testing.T) {
 
 // TestRankGateHeavyLane: heavy searches share one slot (of three),
 // whoever sends them; a light search still finds one free.
-func TestRankGateHeavyLane(t *testing.T) {
+func TestRankGateHeavyLane(t *testing.T) { synctest.Test(t, testRankGateHeavyLane) }
+
+func testRankGateHeavyLane(t *testing.T) {
 	g := newRankGate(3)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", true)
@@ -118,13 +140,13 @@ func TestRankGateHeavyLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	runC := startAcquire(ctx, g, "c", true, nil)
-	waitWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
+	settledWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
 	relB, err := g.acquire(ctx, "b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	relA2 := startAcquire(ctx, g, "a", false, nil) // a's light search waits for a's heavy one
-	waitWaiting(t, g, "a", 1)
+	settledWaiting(t, g, "a", 1)
 	relB()
 	relA()
 	<-runC.done
@@ -142,7 +164,9 @@ func TestRankGateHeavyLane(t *testing.T) {
 }
 
 // TestRankGateCancelWhileWaiting: a caller that gives up leaves the line.
-func TestRankGateCancelWhileWaiting(t *testing.T) {
+func TestRankGateCancelWhileWaiting(t *testing.T) { synctest.Test(t, testRankGateCancelWhileWaiting) }
+
+func testRankGateCancelWhileWaiting(t *testing.T) {
 	g := newRankGate(1)
 	rel, err := g.acquire(context.Background(), "a", false)
 	if err != nil {
@@ -150,7 +174,7 @@ func TestRankGateCancelWhileWaiting(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := startAcquire(ctx, g, "b", false, nil)
-	waitWaiting(t, g, "b", 1)
+	settledWaiting(t, g, "b", 1)
 	cancel()
 	<-r.done
 	if !errors.Is(r.err, context.Canceled) {
@@ -185,7 +209,9 @@ func holdGate(t *testing.T, own *Owner) func() {
 // TestRankFlightLeave: one caller of a shared ranking who gives up does
 // not fail the other, nor cancel the ranking; when every caller has gone,
 // the ranking's context ends.
-func TestRankFlightLeave(t *testing.T) {
+func TestRankFlightLeave(t *testing.T) { synctest.Test(t, testRankFlightLeave) }
+
+func testRankFlightLeave(t *testing.T) {
 	var f rankFlights
 	life := context.Background()
 	proceed := make(chan struct{})
@@ -208,12 +234,12 @@ func TestRankFlightLeave(t *testing.T) {
 		errs <- err
 		got <- r
 	}()
-	waitFlight(t, &f, 2)
+	settledFlight(t, &f, 2)
 	cancel()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller that gave up: %v", err)
 	}
-	waitFlight(t, &f, 1)
+	settledFlight(t, &f, 1)
 	close(proceed)
 	if err := <-errs; err != nil || !(<-got).inserted {
 		t.Fatalf("the caller that stayed: %v", err)
@@ -229,27 +255,25 @@ func TestRankFlightLeave(t *testing.T) {
 	proceed = make(chan struct{})
 	gone, cancel = context.WithCancel(context.Background())
 	go func() { _, err := f.do(gone, life, "k2", fn); errs <- err }()
-	waitFlight(t, &f, 1)
+	settledFlight(t, &f, 1)
 	cancel()
 	<-errs
 	<-cut
 }
 
-func waitFlight(t *testing.T, f *rankFlights, n int) {
+// settledFlight checks, once every goroutine of the test's bubble is
+// blocked, that n callers share f's rankings.
+func settledFlight(t *testing.T, f *rankFlights, n int) {
 	t.Helper()
-	count := func() int {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		c := 0
-		for _, fl := range f.flights {
-			c += fl.callers
-		}
-		return c
+	synctest.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := 0
+	for _, fl := range f.flights {
+		c += fl.callers
 	}
-	for deadline := time.Now().Add(10 * time.Second); count() != n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers share a ranking, want %d", count(), n)
-		}
+	if c != n {
+		t.Fatalf("%d callers share a ranking, want %d", c, n)
 	}
 }
 
