@@ -459,7 +459,7 @@ func TestIncrementalSync(t *testing.T) {
 		t.Fatalf("after the re-extraction: %+v", st)
 	}
 
-	revs, err := ListRevisions(context.Background(), e.db, src.ID)
+	revs, err := listRevisions(context.Background(), e.db, src.ID)
 	if err != nil || len(revs) != 4 || revs[0].Number != 4 {
 		t.Fatalf("revisions: %+v %v", revs, err)
 	}
