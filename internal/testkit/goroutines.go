@@ -73,5 +73,5 @@ func NoGoroutinesLeft(t testing.TB, before Goroutines, wait time.Duration) {
 func exempt(stack string) bool {
 	return strings.Contains(stack, "testkit.RunningGoroutines") ||
 		strings.Contains(stack, "testing.(*T).Run") || strings.Contains(stack, "testing.tRunner") ||
-		strings.Contains(stack, "testing.runFuzzTests") || strings.Contains(stack, "runtime.goexit0")
+		strings.Contains(stack, "testing.runFuzzTests")
 }
