@@ -18,6 +18,7 @@ var layer = map[string]int{
 	"render":                 3,
 	"interfaces":             4,
 	"interfaces/servicetest": 5, // the shared behaviour suite, for tests
+	"internal/testkit":       5, // the tests' shared helpers
 	"interfaces/http":        5,
 	"interfaces/mcp":         5,
 	"interfaces/mcp/tape":    5,

@@ -319,30 +319,3 @@ func duplicateKey(raw []byte) (string, bool) {
 		}
 	}
 }
-
-// DecodeTool decodes raw as the arguments of tool (or the body of
-// OpCreateToken) into its Go type (*DiscoverArgs, *SearchArgs, ...), as
-// Decode does: for the fuzz targets and the examples' tests.
-func DecodeTool(tool string, raw json.RawMessage) (any, error) {
-	var v any
-	switch tool {
-	case ToolDiscover:
-		v = new(DiscoverArgs)
-	case ToolSearch:
-		v = new(SearchArgs)
-	case ToolInspect:
-		v = new(InspectArgs)
-	case ToolAddSources:
-		v = new(AddSourcesRequest)
-	case ToolManageJob:
-		v = new(ManageJobRequest)
-	case OpCreateToken:
-		v = new(CreateTokenRequest)
-	default:
-		return nil, &ArgumentError{Tool: tool, Problem: ProblemUnknownTool}
-	}
-	if err := DecodeInto(tool, toolArguments(raw), v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}

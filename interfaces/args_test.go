@@ -1,10 +1,13 @@
 package interfaces
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -90,7 +93,9 @@ func agree(t *testing.T, tool string, raw []byte) {
 }
 
 // FuzzArgumentErrors holds checkValue to jsonschema-go on any arguments,
-// and every refusal to a bounded INVALID_ARGUMENT message.
+// every refusal to a bounded INVALID_ARGUMENT message in valid UTF-8 that
+// shows no Go internals, and every acceptance to arguments whose strings
+// decode as they were sent.
 func FuzzArgumentErrors(f *testing.F) {
 	tools := append(ToolNames(), OpCreateToken)
 	for _, c := range argCorpus {
@@ -100,21 +105,84 @@ func FuzzArgumentErrors(f *testing.F) {
 			}
 		}
 	}
+	for j := range tools {
+		for _, s := range []string{`{"request":{"question":"\u0000\ud800"}}`, `{"request":{"question":"\ud800 lone"}}`, `{"request":{"question":"\udc00\ud800\udc00"}}`, `null`, `1e999`} {
+			f.Add(uint8(j), s)
+		}
+	}
 	f.Fuzz(func(t *testing.T, which uint8, args string) {
 		tool := tools[int(which)%len(tools)]
 		agree(t, tool, []byte(args))
-		_, err := DecodeTool(tool, json.RawMessage(args))
+		_, err := decodeTool(tool, json.RawMessage(args))
 		if err == nil {
+			if quietlyReplaced([]byte(args)) {
+				t.Fatalf("%s %s: accepted, and decoding turns part of it into U+FFFD", tool, args)
+			}
 			return
 		}
 		var ae *ArgumentError
 		if !errors.As(err, &ae) || workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
 			t.Fatalf("%s %q: %v, want an INVALID_ARGUMENT *ArgumentError", tool, args, err)
 		}
-		if msg := workspace.ErrorMessage(err); len(msg) > 2*maxArgumentMessage || strings.Contains(msg, "map[") {
+		msg := workspace.ErrorMessage(err)
+		if len(msg) > 2*maxArgumentMessage || !utf8.ValidString(msg) {
 			t.Fatalf("message %q", msg)
 		}
+		for _, w := range []string{"reflect", "map[", "<invalid", "json:"} {
+			if strings.Contains(msg, w) {
+				t.Fatalf("message %q shows Go internals (%q)", msg, w)
+			}
+		}
 	})
+}
+
+// decodeTool decodes raw as the arguments of tool (or the body of
+// OpCreateToken) into its Go type, as the adapters do with Decode.
+func decodeTool(tool string, raw json.RawMessage) (any, error) {
+	switch tool {
+	case ToolDiscover:
+		return Decode[DiscoverArgs](tool, raw)
+	case ToolSearch:
+		return Decode[SearchArgs](tool, raw)
+	case ToolInspect:
+		return Decode[InspectArgs](tool, raw)
+	case ToolAddSources:
+		return Decode[AddSourcesRequest](tool, raw)
+	case ToolManageJob:
+		return Decode[ManageJobRequest](tool, raw)
+	case OpCreateToken:
+		return Decode[CreateTokenRequest](tool, raw)
+	}
+	return nil, &ArgumentError{Tool: tool, Problem: ProblemUnknownTool}
+}
+
+// quietlyReplaced reports whether decoding raw (valid UTF-8) puts a
+// U+FFFD in a string that raw does not hold itself.
+func quietlyReplaced(raw []byte) bool {
+	if bytes.Contains(raw, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`)) {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return strings.ContainsRune(v, utf8.RuneError)
+		case []any:
+			return slices.ContainsFunc(v, walk)
+		case map[string]any:
+			for k, e := range v {
+				if strings.ContainsRune(k, utf8.RuneError) || walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // TestArgumentErrorsName: a refusal names the field, what is wrong and
@@ -155,7 +223,7 @@ func TestArgumentErrorsName(t *testing.T) {
 			[]string{"search: give exactly one of request and replay_run_id"}},
 	}
 	for _, c := range cases {
-		_, err := DecodeTool(c.tool, json.RawMessage(c.args))
+		_, err := decodeTool(c.tool, json.RawMessage(c.args))
 		var ae *ArgumentError
 		if !errors.As(err, &ae) {
 			t.Errorf("%s %s: %v, want an *ArgumentError", c.tool, c.args, err)
@@ -192,7 +260,7 @@ func TestToolExamplesDecode(t *testing.T) {
 			t.Errorf("%s has no example", tool)
 			continue
 		}
-		v, err := DecodeTool(tool, json.RawMessage(ex))
+		v, err := decodeTool(tool, json.RawMessage(ex))
 		if err != nil {
 			t.Errorf("%s example %s: %v", tool, ex, err)
 			continue

@@ -117,23 +117,52 @@ func forType[T any](input bool) (*jsonschema.Schema, error) {
 }
 
 func buildSchemas() (*schemaSet, error) {
-	set := &schemaSet{named: map[string]*jsonschema.Schema{}, resolved: map[string]*jsonschema.Resolved{}}
-	var firstErr error
-	// add(name)(forType[T](input)) records the schema of T as name.
-	add := func(name string) func(*jsonschema.Schema, error) *jsonschema.Schema {
-		return func(s *jsonschema.Schema, err error) *jsonschema.Schema {
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s: %w", name, err)
-				}
-				return nil
-			}
-			set.named[name] = s
-			return s
-		}
+	b := &schemaBuilder{set: &schemaSet{named: map[string]*jsonschema.Schema{}, resolved: map[string]*jsonschema.Resolved{}}}
+	b.addArguments()
+	b.addResults()
+	if b.firstErr != nil {
+		return nil, b.firstErr
 	}
+	set := b.set
+	// An empty schema marshals as the boolean true, which some clients'
+	// validators refuse inside properties: spell it as an object.
+	for _, s := range set.named {
+		noBooleanSchemas(s)
+	}
+	if s := set.named["ErrorBody"]; s != nil {
+		setEnum(prop(s, "error", "code"), codeStrings()...)
+	}
+	if err := set.resolveInputs(); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
 
-	// Tool arguments (inputs: no null alternatives, closed sets as enums).
+// schemaBuilder collects the named schemas and the first error met.
+type schemaBuilder struct {
+	set      *schemaSet
+	firstErr error
+}
+
+// add(name)(forType[T](input)) records the schema of T as name, and
+// answers it (nil after an error).
+func (b *schemaBuilder) add(name string) func(*jsonschema.Schema, error) *jsonschema.Schema {
+	return func(s *jsonschema.Schema, err error) *jsonschema.Schema {
+		if err != nil {
+			if b.firstErr == nil {
+				b.firstErr = fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}
+		b.set.named[name] = s
+		return s
+	}
+}
+
+// addArguments adds the tools' arguments and their parts (inputs: no null
+// alternatives, closed sets as enums).
+func (b *schemaBuilder) addArguments() {
+	add := b.add
 	if s := add("DiscoverArgs")(forType[DiscoverArgs](true)); s != nil {
 		s.Description = "Arguments of discover: what to list."
 		describeDiscoverRequest(prop(s, "request"))
@@ -171,8 +200,11 @@ func buildSchemas() (*schemaSet, error) {
 		describeSourceInput(s)
 	}
 	add("CreateTokenRequest")(forType[CreateTokenRequest](true))
+}
 
-	// Results (outputs: nullable fields stay nullable).
+// addResults adds the results (outputs: nullable fields stay nullable).
+func (b *schemaBuilder) addResults() {
+	add := b.add
 	if s := add("DiscoverResult")(forType[DiscoverResult](false)); s != nil {
 		s.Description = "One page of items of the subject; next_cursor is null on the last page."
 		if items := prop(s, "items"); items != nil {
@@ -206,34 +238,27 @@ func buildSchemas() (*schemaSet, error) {
 	add("CreatedToken")(forType[CreatedToken](false))
 	add("RevokedToken")(forType[RevokedToken](false))
 	add("RemovedSource")(forType[RemovedSource](false))
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	// An empty schema marshals as the boolean true, which some clients'
-	// validators refuse inside properties: spell it as an object.
-	for _, s := range set.named {
-		noBooleanSchemas(s)
-	}
-	if s := set.named["ErrorBody"]; s != nil {
-		setEnum(prop(s, "error", "code"), codeStrings()...)
-	}
+}
 
+// resolveInputs resolves each tool's input schema and the body of
+// OpCreateToken, and checks that each tool's output is an object.
+func (set *schemaSet) resolveInputs() error {
 	for _, tool := range ToolNames() {
 		rs, err := set.named[toolInputName[tool]].Resolve(nil)
 		if err != nil {
-			return nil, fmt.Errorf("resolve %s input: %w", tool, err)
+			return fmt.Errorf("resolve %s input: %w", tool, err)
 		}
 		set.resolved[tool] = rs
 		if out := set.named[toolOutputName[tool]]; out.Type != "object" {
-			return nil, fmt.Errorf("%s output schema has type %q, want object", tool, out.Type)
+			return fmt.Errorf("%s output schema has type %q, want object", tool, out.Type)
 		}
 	}
 	rs, err := set.named[bodySchemaName(OpCreateToken)].Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", OpCreateToken, err)
+		return fmt.Errorf("resolve %s: %w", OpCreateToken, err)
 	}
 	set.resolved[OpCreateToken] = rs
-	return set, nil
+	return nil
 }
 
 // The largest page sizes the Service takes (query's discover and inspect

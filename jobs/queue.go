@@ -126,7 +126,7 @@ func (q *Queue) worker() {
 		if claim {
 			job, ok, err := q.claim()
 			if err != nil && q.ctx.Err() == nil {
-				q.log.Error("claim job", "err", err)
+				q.log.Error("claim job", workspace.LogErr, err)
 			}
 			if ok {
 				q.poke() // more may be queued: another worker looks
@@ -222,14 +222,14 @@ func (q *Queue) runJob(j Job) {
 		// Checkpoint: back to the queue, to resume at the next start.
 		if _, e := q.db.W.ExecContext(final, `UPDATE jobs SET state = 'queued', `+progressSet+` WHERE id = ?`,
 			p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, p.Deleted, j.ID); e != nil {
-			q.log.Error("checkpoint job", "job", j.ID, "err", e)
+			q.log.Error("checkpoint job", workspace.LogJobID, j.ID, workspace.LogErr, e)
 		}
 	case errors.Is(cause, errUserCancel) || q.cancelRequested(final, j.ID):
 		q.finish(final, j.ID, StateCancelled, p, nil)
 	default:
 		pub := workspace.Public(err)
 		if pub.Code == workspace.CodeInternal {
-			q.log.Error("job failed", "job", j.ID, "err", err)
+			q.log.Error("job failed", workspace.LogJobID, j.ID, workspace.LogErr, err)
 		}
 		q.finish(final, j.ID, StateFailed, p, &JobError{Code: pub.Code, Message: pub.Message})
 	}
@@ -240,7 +240,7 @@ const progressSet = `files_seen = ?, indexed = ?, unchanged = ?, skipped = ?, by
 func (q *Queue) saveProgress(id string, p Progress) {
 	if _, err := q.db.W.ExecContext(context.WithoutCancel(q.ctx), `UPDATE jobs SET `+progressSet+` WHERE id = ? AND state = 'running'`,
 		p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, p.Deleted, id); err != nil {
-		q.log.Warn("save progress", "job", id, "err", err)
+		q.log.Warn("save progress", workspace.LogJobID, id, workspace.LogErr, err)
 	}
 }
 
@@ -257,7 +257,7 @@ func (q *Queue) finish(ctx context.Context, id, state string, p Progress, je *Jo
 	}
 	if _, err := q.db.W.ExecContext(ctx, `UPDATE jobs SET state = ?, finished_at = ?, error_code = ?, error_message = ?, `+progressSet+` WHERE id = ?`,
 		state, stamp(time.Now()), code, msg, p.FilesSeen, p.Indexed, p.Unchanged, p.Skipped, p.Bytes, p.Deleted, id); err != nil {
-		q.log.Error("finish job", "job", id, "err", err)
+		q.log.Error("finish job", workspace.LogJobID, id, workspace.LogErr, err)
 	}
 }
 

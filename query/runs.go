@@ -160,7 +160,7 @@ func (r *Recorder) loop() {
 	defer close(r.done)
 	flush := func() {
 		if err := r.Flush(context.Background()); err != nil {
-			r.log.Error("record runs", "err", err)
+			r.log.Error("record runs", workspace.LogErr, err)
 		}
 	}
 	for {
@@ -241,7 +241,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	// (a full disk) loses no run and is tried again at the next flush.
 	if r.sinceTrim > trimEvery {
 		if _, err := r.db.W.ExecContext(ctx, `DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC LIMIT 1 OFFSET ?)`, r.keep); err != nil {
-			r.log.Warn("old runs not trimmed", "err", err)
+			r.log.Warn("old runs not trimmed", workspace.LogErr, err)
 			return nil
 		}
 		r.sinceTrim = 0

@@ -251,7 +251,7 @@ func (s *Searcher[C]) ranked(ctx context.Context, p workspace.Principal, norm Qu
 	fr, err := s.flights.do(ctx, s.life, key, func(fctx context.Context) (res flightResult[C], err error) {
 		defer func() {
 			if rec := recover(); rec != nil {
-				s.log.Error("search ranking panicked", "panic", rec, "stack", string(debug.Stack()))
+				s.log.Error("search ranking panicked", workspace.LogPanic, rec, workspace.LogStack, string(debug.Stack()))
 				res, err = flightResult[C]{}, workspace.Errorf(workspace.CodeInternal, "internal error")
 			}
 		}()
@@ -285,7 +285,7 @@ func (s *Searcher[C]) pageCursor(p workspace.Principal, r *Ranked) func(int) *st
 		}
 		c, err := s.ranker.PageCursor(p, r.Request, r.Offset+next)
 		if err != nil {
-			s.log.Error("seal search cursor", "err", err)
+			s.log.Error("seal search cursor", workspace.LogErr, err)
 			return nil
 		}
 		return &c

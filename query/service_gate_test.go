@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -28,17 +29,32 @@ func startAcquire(ctx context.Context, g *rankGate, caller string, heavy bool, a
 	return r
 }
 
-// waitWaiting waits until caller has n acquires waiting in g.
+// settledWaiting checks, once every goroutine of the test's bubble is
+// blocked, that caller has n acquires waiting in g.
+func settledWaiting(t *testing.T, g *rankGate, caller string, n int) {
+	t.Helper()
+	synctest.Wait()
+	if got := waitingIn(g, caller); got != n {
+		t.Fatalf("%s has %d waiting, want %d", caller, got, n)
+	}
+}
+
+// waitingIn is how many acquires caller has waiting in g.
+func waitingIn(g *rankGate, caller string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.callers[caller]; c != nil {
+		return len(c.waiters)
+	}
+	return 0
+}
+
+// waitWaiting waits until caller has n acquires waiting in g, for the
+// tests of a real owner (whose sockets and storage no bubble holds).
 func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		g.mu.Lock()
-		c := g.callers[caller]
-		got := 0
-		if c != nil {
-			got = len(c.waiters)
-		}
-		g.mu.Unlock()
+		got := waitingIn(g, caller)
 		if got == n {
 			return
 		}
@@ -51,7 +67,9 @@ func waitWaiting(t *testing.T, g *rankGate, caller string, n int) {
 // TestRankGateOneSlotPerCaller: a caller runs one ranking at a time, so a
 // free slot stays free for another caller however many searches the first
 // sends.
-func TestRankGateOneSlotPerCaller(t *testing.T) {
+func TestRankGateOneSlotPerCaller(t *testing.T) { synctest.Test(t, testRankGateOneSlotPerCaller) }
+
+func testRankGateOneSlotPerCaller(t *testing.T) {
 	g := newRankGate(2)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", false)
@@ -62,7 +80,7 @@ func TestRankGateOneSlotPerCaller(t *testing.T) {
 	for range 5 {
 		startAcquire(ctx, g, "a", false, admitted)
 	}
-	waitWaiting(t, g, "a", 5)
+	settledWaiting(t, g, "a", 5)
 	relB, err := g.acquire(ctx, "b", false) // the second slot, at once
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +95,9 @@ func TestRankGateOneSlotPerCaller(t *testing.T) {
 // TestRankGateRoundRobin: a caller flooding searches delays another
 // caller's turn by at most one of its rankings: after "a" has run one
 // more, "b" goes before a's other waiting searches.
-func TestRankGateRoundRobin(t *testing.T) {
+func TestRankGateRoundRobin(t *testing.T) { synctest.Test(t, testRankGateRoundRobin) }
+
+func testRankGateRoundRobin(t *testing.T) {
 	g := newRankGate(1)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", false)
@@ -87,10 +107,10 @@ func TestRankGateRoundRobin(t *testing.T) {
 	admitted := make(chan *gateRun, 4)
 	for i := range 3 {
 		startAcquire(ctx, g, "a", false, admitted)
-		waitWaiting(t, g, "a", i+1)
+		settledWaiting(t, g, "a", i+1)
 	}
 	startAcquire(ctx, g, "b", false, admitted)
-	waitWaiting(t, g, "b", 1)
+	settledWaiting(t, g, "b", 1)
 	relA()
 	var order []string
 	for range 4 {
@@ -105,7 +125,9 @@ func TestRankGateRoundRobin(t *testing.T) {
 
 // TestRankGateHeavyLane: heavy searches share one slot (of three),
 // whoever sends them; a light search still finds one free.
-func TestRankGateHeavyLane(t *testing.T) {
+func TestRankGateHeavyLane(t *testing.T) { synctest.Test(t, testRankGateHeavyLane) }
+
+func testRankGateHeavyLane(t *testing.T) {
 	g := newRankGate(3)
 	ctx := context.Background()
 	relA, err := g.acquire(ctx, "a", true)
@@ -113,13 +135,13 @@ func TestRankGateHeavyLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	runC := startAcquire(ctx, g, "c", true, nil)
-	waitWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
+	settledWaiting(t, g, "c", 1) // two slots free, but the heavy one is taken
 	relB, err := g.acquire(ctx, "b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	relA2 := startAcquire(ctx, g, "a", false, nil) // a's light search waits for a's heavy one
-	waitWaiting(t, g, "a", 1)
+	settledWaiting(t, g, "a", 1)
 	relB()
 	relA()
 	<-runC.done
@@ -137,7 +159,9 @@ func TestRankGateHeavyLane(t *testing.T) {
 }
 
 // TestRankGateCancelWhileWaiting: a caller that gives up leaves the line.
-func TestRankGateCancelWhileWaiting(t *testing.T) {
+func TestRankGateCancelWhileWaiting(t *testing.T) { synctest.Test(t, testRankGateCancelWhileWaiting) }
+
+func testRankGateCancelWhileWaiting(t *testing.T) {
 	g := newRankGate(1)
 	rel, err := g.acquire(context.Background(), "a", false)
 	if err != nil {
@@ -145,7 +169,7 @@ func TestRankGateCancelWhileWaiting(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := startAcquire(ctx, g, "b", false, nil)
-	waitWaiting(t, g, "b", 1)
+	settledWaiting(t, g, "b", 1)
 	cancel()
 	<-r.done
 	if !errors.Is(r.err, context.Canceled) {
@@ -162,7 +186,9 @@ func TestRankGateCancelWhileWaiting(t *testing.T) {
 // TestRankFlightLeave: one caller of a shared ranking who gives up does
 // not fail the other, nor cancel the ranking; when every caller has gone,
 // the ranking's context ends.
-func TestRankFlightLeave(t *testing.T) {
+func TestRankFlightLeave(t *testing.T) { synctest.Test(t, testRankFlightLeave) }
+
+func testRankFlightLeave(t *testing.T) {
 	var f rankFlights[struct{}]
 	life := context.Background()
 	proceed := make(chan struct{})
@@ -185,12 +211,12 @@ func TestRankFlightLeave(t *testing.T) {
 		errs <- err
 		got <- r
 	}()
-	waitFlight(t, &f, 2)
+	settledFlight(t, &f, 2)
 	cancel()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller that gave up: %v", err)
 	}
-	waitFlight(t, &f, 1)
+	settledFlight(t, &f, 1)
 	close(proceed)
 	if err := <-errs; err != nil || !(<-got).inserted {
 		t.Fatalf("the caller that stayed: %v", err)
@@ -206,26 +232,24 @@ func TestRankFlightLeave(t *testing.T) {
 	proceed = make(chan struct{})
 	gone, cancel = context.WithCancel(context.Background())
 	go func() { _, err := f.do(gone, life, "k2", fn); errs <- err }()
-	waitFlight(t, &f, 1)
+	settledFlight(t, &f, 1)
 	cancel()
 	<-errs
 	<-cut
 }
 
-func waitFlight[C any](t *testing.T, f *rankFlights[C], n int) {
+// settledFlight checks, once every goroutine of the test's bubble is
+// blocked, that n callers share f's rankings.
+func settledFlight[C any](t *testing.T, f *rankFlights[C], n int) {
 	t.Helper()
-	count := func() int {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		c := 0
-		for _, fl := range f.flights {
-			c += fl.callers
-		}
-		return c
+	synctest.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := 0
+	for _, fl := range f.flights {
+		c += fl.callers
 	}
-	for deadline := time.Now().Add(10 * time.Second); count() != n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers share a ranking, want %d", count(), n)
-		}
+	if c != n {
+		t.Fatalf("%d callers share a ranking, want %d", c, n)
 	}
 }

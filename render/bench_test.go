@@ -78,7 +78,7 @@ func BenchmarkFit4000(b *testing.B) {
 		for _, counter := range []string{"o200k_base", "cl100k_base"} {
 			costs := make([]HitCost, len(hits))
 			for i, h := range hits {
-				c, err := HitCostOf(counter, f, h)
+				c, err := hitCostOf(counter, f, h)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -161,7 +161,7 @@ func BenchmarkFit4000Cursors(b *testing.B) {
 	hits := realisticHits(20)
 	costs := make([]HitCost, len(hits))
 	for i, h := range hits {
-		c, err := HitCostOf("o200k_base", FormatAgent, h)
+		c, err := hitCostOf("o200k_base", FormatAgent, h)
 		if err != nil {
 			b.Fatal(err)
 		}

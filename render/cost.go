@@ -27,30 +27,6 @@ type HitCost struct {
 	RenderedSum    uint64 `json:"rendered_sum"`
 }
 
-// HitCostOf computes the cost of h, whole, for the named counter ("" is the
-// default) and format.
-func HitCostOf(counter string, f Format, h query.Hit) (HitCost, error) {
-	c, err := CounterFor(counter)
-	if err != nil {
-		return HitCost{}, err
-	}
-	if _, err := ParseFormat(string(f)); err != nil {
-		return HitCost{}, err
-	}
-	p, err := partsOf(f, &h)
-	if err != nil {
-		return HitCost{}, err
-	}
-	return HitCost{
-		Counter:        c.name,
-		Format:         f,
-		JSONTokens:     c.Count(p.core),
-		JSONSum:        fingerprint(p.core),
-		RenderedTokens: c.Count(p.block),
-		RenderedSum:    fingerprint(p.block),
-	}, nil
-}
-
 // parts are the strings a whole hit contributes to the answer.
 type parts struct {
 	core  string  // structured fragment (see HitCost.JSONTokens)

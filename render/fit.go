@@ -21,9 +21,8 @@ type FitInput struct {
 	// with Hits the ranked page, each with its full text. Budget,
 	// ContentTotals and Rendered are ignored and filled by Fit.
 	Result query.QueryResult
-	// Costs optionally holds a cached cost per hit, by index (HitCostOf, or
-	// FitOutput.Costs of an earlier fit). Missing or stale entries are
-	// computed.
+	// Costs optionally holds a cached cost per hit, by index (FitOutput.Costs
+	// of an earlier fit). Missing or stale entries are computed.
 	Costs []HitCost
 	// MaxTokens is the budget; it must be positive (the caller applies the
 	// workspace's default_max_tokens).

@@ -244,7 +244,7 @@ func cursorsFor(seed uint64) func(int) *string {
 // cut at one of its line boundaries.
 func checkRendered(t *testing.T, f Format, shown []query.Hit, rendered string) {
 	t.Helper()
-	if Render(f, shown) == rendered {
+	if renderHits(f, shown) == rendered {
 		return
 	}
 	if len(shown) == 0 && (strings.Contains(rendered, "no hit fits the token budget") || strings.Contains(rendered, "No hit fits the token budget")) {
@@ -255,13 +255,13 @@ func checkRendered(t *testing.T, f Format, shown []query.Hit, rendered string) {
 		for _, m := range lineCuts(*last.Text) {
 			text := (*last.Text)[:m]
 			shown[n-1].Text, shown[n-1].Truncated = &text, true
-			if Render(f, shown) == rendered {
+			if renderHits(f, shown) == rendered {
 				return
 			}
 		}
 		shown[n-1] = last
 	}
-	t.Fatalf("rendered text is not the render of the hits:\n%s\nwant\n%s", rendered, Render(f, shown))
+	t.Fatalf("rendered text is not the render of the hits:\n%s\nwant\n%s", rendered, renderHits(f, shown))
 }
 
 func deref(s *string) string {
@@ -349,7 +349,7 @@ func TestFitStaleCosts(t *testing.T) {
 	for _, f := range formats {
 		costs := make([]HitCost, len(hits))
 		for i, h := range hits {
-			c, err := HitCostOf("", f, h)
+			c, err := hitCostOf("", f, h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +379,7 @@ func TestFitStaleCosts(t *testing.T) {
 			if c == (HitCost{}) && i == len(honest.Result.Hits)-1 && honest.Result.Hits[i].Truncated {
 				continue // a cut hit need not have been counted whole
 			}
-			want, _ := HitCostOf("", f, hits[i])
+			want, _ := hitCostOf("", f, hits[i])
 			if c != want {
 				t.Errorf("%s: cost %d = %+v, want %+v", f, i, c, want)
 			}
@@ -552,7 +552,7 @@ func TestFitLongLastHit(t *testing.T) {
 					t.Errorf("%s %s %d: the long hit was counted whole", f, counter, m)
 				}
 				for i := range 2 {
-					want, _ := HitCostOf(counter, f, hits[i])
+					want, _ := hitCostOf(counter, f, hits[i])
 					if out.Costs[i] != want {
 						t.Errorf("%s %s %d: cost %d = %+v, want %+v", f, counter, m, i, out.Costs[i], want)
 					}

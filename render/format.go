@@ -50,20 +50,6 @@ func (f Format) Target() *string {
 	return &s
 }
 
-// Render renders hits as they are (their Text, cut or whole, and their
-// Truncated flags) in format f. It is what Fit puts in FitOutput.Rendered
-// for the hits it keeps; "" for FormatNone.
-func Render(f Format, hits []query.Hit) string {
-	if f == FormatNone {
-		return ""
-	}
-	items := make([]item, len(hits))
-	for i := range hits {
-		items[i] = newItem(&hits[i], hits[i].Truncated)
-	}
-	return strings.Join(renderSegments(f, items, nil, true), "")
-}
-
 // item is one hit as a renderer shows it.
 type item struct {
 	h     *query.Hit

@@ -70,13 +70,13 @@ func goldenHits() []query.Hit {
 func TestRenderGolden(t *testing.T) {
 	hits := goldenHits()
 	for _, f := range formats[1:] {
-		golden(t, strings.ReplaceAll(string(f), "@", "_")+".golden", Render(f, hits))
+		golden(t, strings.ReplaceAll(string(f), "@", "_")+".golden", renderHits(f, hits))
 	}
-	if Render(FormatNone, hits) != "" {
+	if renderHits(FormatNone, hits) != "" {
 		t.Error("FormatNone renders text")
 	}
 	for _, f := range formats[1:] {
-		if got := Render(f, nil); got == "" || !strings.HasSuffix(got, "\n") {
+		if got := renderHits(f, nil); got == "" || !strings.HasSuffix(got, "\n") {
 			t.Errorf("%s: empty render %q", f, got)
 		}
 	}
@@ -195,7 +195,7 @@ func TestRenderHeadersOpen(t *testing.T) {
 			Span: query.Span{StartLine: 1, EndLine: 1}, Text: &text},
 	}
 	for _, f := range formats[1:] {
-		out := Render(f, hits)
+		out := renderHits(f, hits)
 		for _, h := range hits {
 			if !strings.Contains(out, h.File+":1-1") && !strings.Contains(out, `path="`+h.File+`"`) {
 				t.Errorf("%s does not name %s:\n%s", f, h.File, out)

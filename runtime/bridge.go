@@ -86,9 +86,9 @@ func (b *Bridge) current(ctx context.Context, stale *httpapi.Client) (interfaces
 			if own.Created() {
 				// DESIGN §2: serve says so when it creates a workspace.
 				b.opts.Logger.Warn("created workspace with default settings",
-					"workspace", b.opts.Dir, "ingest_root", own.Settings().IngestRoots[0])
+					workspace.LogWorkspace, b.opts.Dir, workspace.LogIngestRoot, own.Settings().IngestRoots[0])
 			}
-			b.opts.Logger.Info("became the owner", "workspace", b.opts.Dir)
+			b.opts.Logger.Info("became the owner", workspace.LogWorkspace, b.opts.Dir)
 			return own.Service(), nil, nil
 		}
 		if !IsOwnerRunning(err) && workspace.ErrorCode(err) != workspace.CodeInternal {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
 )
 
 // merger runs the index merge (sources.Indexer.Optimize) once sync jobs
@@ -88,9 +89,9 @@ func (m *merger) merge() {
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil && m.log != nil:
-			m.log.Warn("index merge did not complete", "err", err)
+			m.log.Warn("index merge did not complete", workspace.LogErr, err)
 		case ran && m.log != nil:
-			m.log.Info("index merged", "ms", time.Since(start).Milliseconds())
+			m.log.Info("index merged", workspace.LogMS, time.Since(start).Milliseconds())
 		}
 	}()
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/sources"
 )
@@ -28,6 +30,7 @@ func TestNoJobsLeavesTheQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	before := testkit.RunningGoroutines()
 	own, err := OpenLocal(ctx, Options{Dir: dir}) // NoJobs, as for every command
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +46,12 @@ func TestNoJobsLeavesTheQueue(t *testing.T) {
 	}
 	svc := own.Service()
 	octx := OwnerContext(ctx)
-	time.Sleep(300 * time.Millisecond) // time enough for a worker to claim it, were there one
+	// No worker runs, so none can claim it.
+	for _, stack := range testkit.StartedSince(before) {
+		if strings.Contains(stack, "jobs.(*Queue).worker") {
+			t.Fatalf("a queue worker runs under NoJobs:\n%s", stack)
+		}
+	}
 	got, err := svc.GetJob(octx, queued.ID)
 	if err != nil || got.Job.State != jobs.StateQueued || got.Job.StartedAt != nil {
 		t.Fatalf("a queued job under NoJobs: %+v %v", got.Job, err)

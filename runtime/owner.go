@@ -238,7 +238,7 @@ func (own *Owner) open(ctx context.Context) error {
 		}
 		own.watchSettings()
 	}
-	own.log.Info("owner started", "workspace", own.layout.Dir, "url", own.url, "pid", os.Getpid())
+	own.log.Info("owner started", workspace.LogWorkspace, own.layout.Dir, workspace.LogURL, own.url, workspace.LogPID, os.Getpid())
 	return nil
 }
 
@@ -283,9 +283,9 @@ func (own *Owner) openStorage(ctx context.Context, s workspace.Settings) error {
 	// What a sync that never committed left among the assets goes now,
 	// before any job runs.
 	if n, err := sources.SweepAssets(ctx, own.db, own.assets); err != nil {
-		own.log.Warn("assets not swept", "err", err)
+		own.log.Warn("assets not swept", workspace.LogErr, err)
 	} else if n > 0 {
-		own.log.Info("removed assets no revision recorded", "files", n)
+		own.log.Info("removed assets no revision recorded", workspace.LogFiles, n)
 	}
 	own.ixp.Store(sources.NewIndexer(own.db, policy, own.assets, sources.Options{
 		MaxFileBytes:    s.MaxFileBytes,
@@ -480,7 +480,7 @@ func (own *Owner) close(ctx context.Context) error {
 		// The announcement only tells waiting siblings to keep waiting
 		// (a full disk can refuse it); the stop goes on, and removing
 		// endpoint.json below is what matters.
-		own.log.Warn("endpoint.json not marked stopping", "err", err)
+		own.log.Warn("endpoint.json not marked stopping", workspace.LogErr, err)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), own.opts.ShutdownWait)
 	defer cancel()
@@ -494,7 +494,7 @@ func (own *Owner) close(ctx context.Context) error {
 	go func() { shut <- own.srv.Shutdown(sctx) }()
 	if own.mcp != nil {
 		if err := own.mcp.Shutdown(sctx); err != nil {
-			own.log.Warn("MCP requests still open after the shutdown wait were cut", "wait", own.opts.ShutdownWait)
+			own.log.Warn("MCP requests still open after the shutdown wait were cut", workspace.LogWait, own.opts.ShutdownWait)
 		}
 	}
 	// Connections that have sent nothing yet do not hold the shutdown up
@@ -509,7 +509,7 @@ func (own *Owner) close(ctx context.Context) error {
 	if err := serr; err != nil {
 		// The bounded wait is over: what is still open is cut off. That is
 		// the designed end of a shutdown, not a failure.
-		own.log.Warn("requests still open after the shutdown wait were closed", "wait", own.opts.ShutdownWait)
+		own.log.Warn("requests still open after the shutdown wait were closed", workspace.LogWait, own.opts.ShutdownWait)
 		_ = own.srv.Close()
 	}
 	own.stopSettingsWatch()
@@ -533,7 +533,7 @@ func (own *Owner) close(ctx context.Context) error {
 	if err := own.lock.Release(); err != nil {
 		errs = append(errs, err)
 	}
-	own.log.Info("owner stopped", "workspace", own.layout.Dir)
+	own.log.Info("owner stopped", workspace.LogWorkspace, own.layout.Dir)
 	return errors.Join(errs...)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -55,43 +56,19 @@ func setWatch(t *testing.T, dir string, on bool) {
 
 func startOwner(t *testing.T, dir string) *Owner {
 	t.Helper()
-	own, err := Start(context.Background(), Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = own.Close(context.Background()) })
-	return own
+	return testkit.StartOwner(t, func(ctx context.Context) (*Owner, error) { return Start(ctx, Options{Dir: dir}) })
 }
 
 // call sends one request to the owner and returns status and body.
 func call(t *testing.T, own *Owner, method, path, token string, body io.Reader, hdr map[string]string) (int, interfaces.ErrorBody, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, own.URL()+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	status, h, b := testkit.Do(t, testkit.Request{Method: method, URL: own.URL() + path, Token: token, Header: hdr, Body: body})
 	var eb interfaces.ErrorBody
 	_ = json.Unmarshal(b, &eb)
-	if len(resp.Header.Values("Access-Control-Allow-Origin")) > 0 {
+	if len(h.Values("Access-Control-Allow-Origin")) > 0 {
 		t.Errorf("%s %s sent a CORS header", method, path)
 	}
-	return resp.StatusCode, eb, b
+	return status, eb, b
 }
 
 func TestEndpointFile(t *testing.T) {

@@ -60,7 +60,7 @@ func (own *Owner) watchSettings() {
 		err = fsw.Add(own.layout.Dir)
 	}
 	if err != nil {
-		own.log.Warn("tychora.json is not watched: a change applies at the next start", "err", err)
+		own.log.Warn("tychora.json is not watched: a change applies at the next start", workspace.LogErr, err)
 		if fsw != nil {
 			_ = fsw.Close()
 		}
@@ -121,7 +121,7 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 		r.mu.Lock()
 		r.err = workspace.ErrorMessage(err)
 		r.mu.Unlock()
-		own.log.Warn("tychora.json changed but does not load: the settings in force stay", "err", workspace.ErrorMessage(err))
+		own.log.Warn("tychora.json changed but does not load: the settings in force stay", workspace.LogErr, workspace.ErrorMessage(err))
 		return
 	}
 	if own.opts.Listen != "" {
@@ -137,7 +137,7 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 			r.mu.Lock()
 			r.err = workspace.ErrorMessage(err)
 			r.mu.Unlock()
-			own.log.Warn("tychora.json changed but its ingest roots are refused: the settings in force stay", "err", workspace.ErrorMessage(err))
+			own.log.Warn("tychora.json changed but its ingest roots are refused: the settings in force stay", workspace.LogErr, workspace.ErrorMessage(err))
 			return
 		}
 		ix = sources.NewIndexer(own.db, policy, own.assets, sources.Options{
@@ -166,9 +166,9 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 	r.restartNeeded = mergeKeys(r.restartNeeded, restart)
 	needed := slices.Clone(r.restartNeeded)
 	r.mu.Unlock()
-	own.log.Info("tychora.json reloaded", "restart_needed", needed)
+	own.log.Info("tychora.json reloaded", workspace.LogRestartNeeded, needed)
 	if len(needed) > 0 {
-		own.log.Warn("tychora.json changed settings that apply only after a restart (tychora stop, then serve)", "keys", needed)
+		own.log.Warn("tychora.json changed settings that apply only after a restart (tychora stop, then serve)", workspace.LogRestartNeeded, needed)
 	}
 	// Watching follows the new setting and excludes.
 	watchChanged := prev.Watching() != applied.Watching() || !slices.Equal(prev.DefaultExcludes, applied.DefaultExcludes) || policyChanged
@@ -223,12 +223,12 @@ func (own *Owner) stopWatching() {
 func (own *Owner) syncEverySource(ctx context.Context) {
 	srcs, err := sources.ListSources(ctx, own.db, nil)
 	if err != nil {
-		own.log.Warn("sources not synced after the settings changed", "err", err)
+		own.log.Warn("sources not synced after the settings changed", workspace.LogErr, err)
 		return
 	}
 	for _, s := range srcs {
 		if _, _, err := own.queue.Enqueue(ctx, jobs.KindSync, s.ID, s.CollectionID, WatchPrincipal); err != nil {
-			own.log.Warn("source not synced after the settings changed", "source_id", s.ID, "err", err)
+			own.log.Warn("source not synced after the settings changed", workspace.LogSourceID, s.ID, workspace.LogErr, err)
 		}
 	}
 	own.startJobs()

@@ -50,6 +50,6 @@ func (s *Local) RemoveSource(ctx context.Context, id string) (interfaces.Removed
 		return interfaces.RemovedSource{}, err
 	}
 	own.searcher.IndexChanged() // cached rankings may hold its evidence
-	own.log.Info("source removed", "source_id", src.ID, "path", src.Path)
+	own.log.Info("source removed", workspace.LogSourceID, src.ID, workspace.LogPath, src.Path)
 	return out, nil
 }

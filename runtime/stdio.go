@@ -50,7 +50,7 @@ func ServeStdio(ctx context.Context, o StdioOptions) error {
 		case <-time.After(ownerDelay):
 		}
 		if _, _, err := b.current(ctx, nil); err != nil && ctx.Err() == nil {
-			b.opts.Logger.Warn("no owner yet", "err", err)
+			b.opts.Logger.Warn("no owner yet", workspace.LogErr, err)
 		}
 	}()
 	err := mcpapi.ServeStdio(ctx, b, o.Principal, o.In, o.Out, mcpapi.Options{Logger: o.Logger, Version: Version})

@@ -33,7 +33,7 @@ func (own *Owner) startWatching() {
 		start := time.Now()
 		srcs, err := sources.ListSources(own.life, own.db, nil)
 		if err != nil {
-			own.log.Warn("sources not watched", "err", err)
+			own.log.Warn("sources not watched", workspace.LogErr, err)
 			return
 		}
 		n := 0
@@ -46,7 +46,7 @@ func (own *Owner) startWatching() {
 				if own.life.Err() != nil {
 					return
 				}
-				own.log.Warn("source not watched", "source_id", s.ID, "err", err)
+				own.log.Warn("source not watched", workspace.LogSourceID, s.ID, workspace.LogErr, err)
 				continue
 			}
 			if w.WatchNew(src, dirs) {
@@ -56,7 +56,7 @@ func (own *Owner) startWatching() {
 			}
 		}
 		own.watchReady.Store(true)
-		own.log.Info("watching sources", "sources", n, "ms", time.Since(start).Milliseconds())
+		own.log.Info("watching sources", workspace.LogSources, n, workspace.LogMS, time.Since(start).Milliseconds())
 	}()
 }
 
@@ -77,7 +77,7 @@ func (own *Owner) watchChanged(id string, paths []string) bool {
 	j, _, err := own.queue.EnqueuePaths(own.life, jobs.KindSync, src.ID, src.CollectionID, WatchPrincipal, paths)
 	if err != nil {
 		if own.life.Err() == nil {
-			own.log.Warn("sync after a change not queued", "source_id", id, "err", err)
+			own.log.Warn("sync after a change not queued", workspace.LogSourceID, id, workspace.LogErr, err)
 		}
 		return false
 	}

@@ -308,7 +308,7 @@ func TestWatchRepositoryHead(t *testing.T) {
 	waitJob(t, own, res.Job.ID)
 	e := &watchEnv{t: t, own: own, root: repo, src: res.Job.SourceID}
 	head := func() string {
-		revs, err := sources.ListRevisions(context.Background(), own.db, e.src)
+		revs, err := revisions(own, e.src)
 		if err != nil || len(revs) == 0 || revs[0].Commit == nil {
 			return ""
 		}
@@ -582,11 +582,37 @@ func (e *watchEnv) idle(what string) {
 	})
 }
 
+// revisions lists the source's revisions, newest first, as inspect
+// revisions answers them.
+func revisions(own *Owner, src string) ([]query.RevisionSummary, error) {
+	var all []query.RevisionSummary
+	cursor := ""
+	for {
+		out, err := own.Service().Inspect(OwnerContext(context.Background()), interfaces.InspectArgs{Request: interfaces.InspectRequest{
+			Subject: "revisions", SourceID: src, Limit: 200, Cursor: cursor}})
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Items      []query.RevisionSummary `json:"items"`
+			NextCursor *string                 `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(out.Result, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Items...)
+		if page.NextCursor == nil {
+			return all, nil
+		}
+		cursor = *page.NextCursor
+	}
+}
+
 // revisionPaths lists, oldest first, the paths counts of the source's
 // revisions after the first n: 0 for a sync that walked the whole source.
 func (e *watchEnv) revisionPaths(n int) []int64 {
 	e.t.Helper()
-	revs, err := sources.ListRevisions(context.Background(), e.own.db, e.src)
+	revs, err := revisions(e.own, e.src)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -686,7 +712,7 @@ func TestWatchPathLimitedSyncs(t *testing.T) {
 		s.do()
 		if s.name == "a HEAD move" {
 			e.eventually("the new commit", func() string {
-				if revs, _ := sources.ListRevisions(context.Background(), own.db, e.src); len(revs) == 0 || revs[0].Commit == nil || *revs[0].Commit != c2 {
+				if revs, _ := revisions(own, e.src); len(revs) == 0 || revs[0].Commit == nil || *revs[0].Commit != c2 {
 					return "not yet"
 				}
 				return ""

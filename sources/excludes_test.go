@@ -67,7 +67,7 @@ func TestDefaultExcludes(t *testing.T) {
 			t.Errorf("%s is indexed", w)
 		}
 	}
-	ss, err := ListSkips(t.Context(), e.db, src.ID)
+	ss, err := listSkips(t.Context(), e.db, src.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestRepositoryRevisionRecordsHead(t *testing.T) {
 	if st.Commit != head1 || st.Ref != "refs/heads/main" {
 		t.Fatalf("stats commit %q ref %q, want %q", st.Commit, st.Ref, head1)
 	}
-	revs, err := ListRevisions(context.Background(), e.db, src.ID)
+	revs, err := listRevisions(context.Background(), e.db, src.ID)
 	if err != nil || len(revs) != 1 || revs[0].Commit == nil || *revs[0].Commit != head1 {
 		t.Fatalf("revisions %+v %v", revs, err)
 	}

@@ -101,16 +101,9 @@ func validateInput(in SourceInput) error {
 	return validateGlobs("exclude", in.Exclude)
 }
 
-// ValidateGlob reports whether g is a usable include or exclude glob:
-// doublestar syntax within the glob limits, relative (no leading '/'), no
-// '..' element.
-func ValidateGlob(g string) error {
-	if p := globProblem(g); p != "" {
-		return workspace.Errorf(workspace.CodeInvalidArgument, "glob %q: %s", workspace.Clip(g, 64), p)
-	}
-	return nil
-}
-
+// globProblem is what makes g unusable as an include or exclude glob, or
+// "": doublestar syntax within the glob limits, relative (no leading
+// '/'), no '..' element.
 func globProblem(g string) string {
 	if _, p := expandGlob(g); p != "" {
 		return p

@@ -37,17 +37,6 @@ type Source struct {
 	Watch bool `json:"watch"`
 }
 
-// Revision is one applied sync of a source.
-type Revision struct {
-	ID        string          `json:"id"`
-	SourceID  string          `json:"source_id"`
-	Number    int             `json:"number"`
-	Commit    *string         `json:"commit"`
-	Ref       *string         `json:"ref"`
-	CreatedAt time.Time       `json:"created_at"`
-	Stats     json.RawMessage `json:"stats"`
-}
-
 // timeFormat is how times are stored: RFC 3339 in UTC with nanoseconds.
 const timeFormat = time.RFC3339Nano
 
@@ -266,53 +255,6 @@ func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 		return fmt.Errorf("remove source: %w", err)
 	}
 	return nil
-}
-
-// ListRevisions returns a source's revisions, newest first.
-func ListRevisions(ctx context.Context, db *workspace.DB, sourceID string) ([]Revision, error) {
-	rows, err := db.R.QueryContext(ctx, `SELECT id, source_id, number, git_commit, git_ref, created_at, stats
-		FROM revisions WHERE source_id = ? ORDER BY number DESC`, sourceID)
-	if err != nil {
-		return nil, fmt.Errorf("list revisions: %w", err)
-	}
-	defer rows.Close()
-	var out []Revision
-	for rows.Next() {
-		var r Revision
-		var created, stats string
-		if err := rows.Scan(&r.ID, &r.SourceID, &r.Number, &r.Commit, &r.Ref, &created, &stats); err != nil {
-			return nil, fmt.Errorf("list revisions: %w", err)
-		}
-		r.CreatedAt = parseTime(created)
-		r.Stats = json.RawMessage(stats)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list revisions: %w", err)
-	}
-	return out, nil
-}
-
-// ListSkips returns the coverage of a source's current revision: the paths
-// left out and why, ordered by path.
-func ListSkips(ctx context.Context, db *workspace.DB, sourceID string) ([]Skip, error) {
-	rows, err := db.R.QueryContext(ctx, `SELECT path, reason, detail FROM skips WHERE source_id = ? ORDER BY path`, sourceID)
-	if err != nil {
-		return nil, fmt.Errorf("list skips: %w", err)
-	}
-	defer rows.Close()
-	var out []Skip
-	for rows.Next() {
-		var s Skip
-		if err := rows.Scan(&s.Path, &s.Reason, &s.Detail); err != nil {
-			return nil, fmt.Errorf("list skips: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list skips: %w", err)
-	}
-	return out, nil
 }
 
 // fileState is a row of files as the current revision left it.

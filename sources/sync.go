@@ -293,9 +293,9 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 	stats.ApplyMS = time.Since(applyStart).Milliseconds()
 	stats.DurationMS = time.Since(start).Milliseconds()
 	pr.report(stats.Progress, true)
-	ix.log.Debug("sync applied", slog.String("source_id", src.ID), slog.String("revision_id", stats.RevisionID),
-		slog.Int64("indexed", stats.Indexed), slog.Int64("unchanged", stats.Unchanged), slog.Int64("deleted", stats.Deleted),
-		slog.Int64("walk_ms", stats.WalkMS), slog.Int64("extract_ms", stats.ExtractMS), slog.Int64("apply_ms", stats.ApplyMS))
+	ix.log.Debug("sync applied", slog.String(workspace.LogSourceID, src.ID), slog.String(workspace.LogRevisionID, stats.RevisionID),
+		slog.Int64(workspace.LogIndexed, stats.Indexed), slog.Int64(workspace.LogUnchanged, stats.Unchanged), slog.Int64(workspace.LogDeleted, stats.Deleted),
+		slog.Int64(workspace.LogWalkMS, stats.WalkMS), slog.Int64(workspace.LogExtractMS, stats.ExtractMS), slog.Int64(workspace.LogApplyMS, stats.ApplyMS))
 	return stats, nil
 }
 

@@ -122,7 +122,7 @@ func (e *env) match(q string) int {
 
 func (e *env) skips(sourceID string) map[string]string {
 	e.t.Helper()
-	ss, err := ListSkips(context.Background(), e.db, sourceID)
+	ss, err := listSkips(context.Background(), e.db, sourceID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestSyncSkipReasons(t *testing.T) {
 		t.Errorf("bom.txt leaf = %q lines %d-%d", text, start, end)
 	}
 	// Coverage of skip details never names the outside directory.
-	ss, _ := ListSkips(context.Background(), e.db, src.ID)
+	ss, _ := listSkips(context.Background(), e.db, src.ID)
 	for _, s := range ss {
 		if strings.Contains(s.Detail, e.outside) {
 			t.Errorf("skip %+v names the outside directory", s)
@@ -459,7 +459,7 @@ func TestIncrementalSync(t *testing.T) {
 		t.Fatalf("after the re-extraction: %+v", st)
 	}
 
-	revs, err := ListRevisions(context.Background(), e.db, src.ID)
+	revs, err := listRevisions(context.Background(), e.db, src.ID)
 	if err != nil || len(revs) != 4 || revs[0].Number != 4 {
 		t.Fatalf("revisions: %+v %v", revs, err)
 	}

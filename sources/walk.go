@@ -36,14 +36,6 @@ const (
 	SkipExtractError  = "extract_error"   // the extractor failed on the file
 )
 
-// SkipReasons lists every skip reason in a stable order.
-func SkipReasons() []string {
-	return []string{SkipIgnored, SkipExcluded, SkipNotIncluded, SkipDefault, SkipWorkspace,
-		SkipSymlinkEscape, SkipSymlinkCycle, SkipSymlinkBroken, SkipSpecial,
-		SkipUnreadable, SkipBinary, SkipTooLarge, SkipUndecodable,
-		SkipUnsupported, SkipExtractError}
-}
-
 // Skip is one path left out of a revision and why. Path is relative to the
 // source root, slash-separated, with a trailing '/' for a directory. Detail
 // never names a location outside the ingest roots.

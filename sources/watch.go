@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // Watching (docs/ingest.md, "Watching").
@@ -243,7 +245,7 @@ func (w *Watcher) pollLocked(s *watched, cause error) {
 	w.closeWatchLocked(s)
 	s.mode = WatchPolling
 	s.reason = fmt.Sprintf("%v; rescanned every %s", cause, w.opts.Rescan)
-	w.log.Warn("source falls back to periodic rescans", "source_id", s.id, "err", cause, "every", w.opts.Rescan)
+	w.log.Warn("source falls back to periodic rescans", workspace.LogSourceID, s.id, workspace.LogErr, cause, workspace.LogEvery, w.opts.Rescan)
 	w.wg.Add(1)
 	go w.poll(s)
 }
@@ -489,7 +491,7 @@ func (w *Watcher) events(s *watched, fsw *fsnotify.Watcher) {
 				// Events were lost: a sync finds what they said.
 				w.bumpLocked(s, "")
 			} else if w.srcs[s.id] == s {
-				w.log.Warn("watch error", "source_id", s.id, "err", err)
+				w.log.Warn("watch error", workspace.LogSourceID, s.id, workspace.LogErr, err)
 			}
 			w.mu.Unlock()
 		}

@@ -155,15 +155,6 @@ func migrations() ([]migration, error) {
 	return ms, nil
 }
 
-// SchemaVersion is the highest migration version compiled in.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].version
-}
-
 func migrate(ctx context.Context, db *sql.DB) error {
 	ms, err := migrations()
 	if err != nil {

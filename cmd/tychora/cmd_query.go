@@ -42,102 +42,128 @@ func searchCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the /v1/search body"},
 		},
 		Action: func(c *cli.Context) error {
-			if _, err := render.ParseFormat(c.String("render")); err != nil {
-				return withExit(exitUsage, err)
-			}
-			limit, err := intFlag(c, "limit", 1, query.MaxLimit)
+			args, question, err := searchArgs(c)
 			if err != nil {
 				return err
-			}
-			budget, err := intFlag(c, "budget", 1, query.MaxBudgetTokens)
-			if err != nil {
-				return err
-			}
-			if _, err := collectionFlags(c); err != nil {
-				return err
-			}
-			for _, name := range []string{"role", "exclude-role"} {
-				for _, r := range c.StringSlice(name) {
-					if !sources.ValidRole(r) {
-						return usageError("--%s %q: use %s", name, r, strings.Join(sources.Roles(), ", "))
-					}
-				}
-			}
-			args := interfaces.SearchArgs{Render: c.String("render"), ReplayRunID: c.String("replay")}
-			if c.IsSet("replay") && args.ReplayRunID == "" {
-				return usageError("--replay is empty: give a run id (see tychora runs list)")
-			}
-			question := strings.Join(c.Args().Slice(), " ")
-			if args.ReplayRunID == "" {
-				if strings.TrimSpace(question) == "" {
-					return usageError("search takes a QUESTION%s", seeHelp(c))
-				}
-				req := &query.QueryRequest{
-					Question: question,
-					Profile:  c.String("profile"),
-					Limit:    limit,
-					Cursor:   c.String("cursor"),
-				}
-				f := query.Filters{Collections: c.StringSlice("collection"), Kinds: c.StringSlice("kind"), Languages: c.StringSlice("language"),
-					Paths: c.StringSlice("path"), Sources: c.StringSlice("source"),
-					Roles: c.StringSlice("role"), ExcludeRoles: c.StringSlice("exclude-role")}
-				if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources)+len(f.Roles)+len(f.ExcludeRoles) > 0 {
-					req.Filters = &f
-				}
-				if budget > 0 {
-					req.Budget = &query.Budget{MaxTokens: budget}
-				}
-				args.Request = req
-			} else if c.NArg() > 0 {
-				return usageError("--replay takes no QUESTION")
-			} else {
-				// The retained request is replayed as it was: nothing of it
-				// can be changed.
-				for _, f := range []string{"limit", "collection", "kind", "language", "path", "source", "role", "exclude-role", "profile", "budget", "cursor"} {
-					if c.IsSet(f) {
-						return usageError("--replay re-runs the retained request as it was: leave out --%s", f)
-					}
-				}
 			}
 			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 				out, err := svc.Search(ctx, args)
 				if err != nil {
 					return err
 				}
-				res := out.Result
 				if c.Bool("json") {
+					res := out.Result
 					res.Rendered = out.Rendered
 					return printJSON(e.stdout, res)
 				}
-				pending := pendingJobs(ctx, svc, inProcess)
-				if len(res.Hits) == 0 && out.Rendered == nil && res.ContentTotals.HitsAvailable <= res.ContentTotals.HitsReturned {
-					if pending != "" {
-						fmt.Fprintf(e.stdout, "no matches in what is indexed so far: %s\n", pending)
-					} else {
-						fmt.Fprintln(e.stdout, "no matches")
-					}
-					pending = ""
-				}
-				if out.Rendered != nil {
-					fmt.Fprint(e.stdout, *out.Rendered)
-					if !strings.HasSuffix(*out.Rendered, "\n") {
-						fmt.Fprintln(e.stdout)
-					}
-				} else {
-					printHits(e, res)
-				}
-				fmt.Fprintf(e.stderr, "tychora: %d of %d matches · %d/%d tokens (%s)%s · run %s\n", len(res.Hits), res.TotalMatches,
-					res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
-				if res.NextCursor != nil && args.ReplayRunID == "" {
-					fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, []string{question}))
-				}
-				if pending != "" {
-					fmt.Fprintf(e.stderr, "tychora: %s\n", pending)
-				}
-				return nil
+				return printSearch(c, e, searchPrinted{args: args, question: question, out: out, pending: pendingJobs(ctx, svc, inProcess)})
 			})
 		},
 	}
+}
+
+// searchArgs reads the search command's flags and QUESTION into the
+// arguments of search; question is "" for a replay.
+func searchArgs(c *cli.Context) (interfaces.SearchArgs, string, error) {
+	if _, err := render.ParseFormat(c.String("render")); err != nil {
+		return interfaces.SearchArgs{}, "", withExit(exitUsage, err)
+	}
+	limit, err := intFlag(c, "limit", 1, query.MaxLimit)
+	if err != nil {
+		return interfaces.SearchArgs{}, "", err
+	}
+	budget, err := intFlag(c, "budget", 1, query.MaxBudgetTokens)
+	if err != nil {
+		return interfaces.SearchArgs{}, "", err
+	}
+	if _, err := collectionFlags(c); err != nil {
+		return interfaces.SearchArgs{}, "", err
+	}
+	for _, name := range []string{"role", "exclude-role"} {
+		for _, r := range c.StringSlice(name) {
+			if !sources.ValidRole(r) {
+				return interfaces.SearchArgs{}, "", usageError("--%s %q: use %s", name, r, strings.Join(sources.Roles(), ", "))
+			}
+		}
+	}
+	args := interfaces.SearchArgs{Render: c.String("render"), ReplayRunID: c.String("replay")}
+	if c.IsSet("replay") && args.ReplayRunID == "" {
+		return interfaces.SearchArgs{}, "", usageError("--replay is empty: give a run id (see tychora runs list)")
+	}
+	question := strings.Join(c.Args().Slice(), " ")
+	if args.ReplayRunID == "" {
+		if strings.TrimSpace(question) == "" {
+			return interfaces.SearchArgs{}, "", usageError("search takes a QUESTION%s", seeHelp(c))
+		}
+		req := &query.QueryRequest{
+			Question: question,
+			Profile:  c.String("profile"),
+			Limit:    limit,
+			Cursor:   c.String("cursor"),
+		}
+		f := query.Filters{Collections: c.StringSlice("collection"), Kinds: c.StringSlice("kind"), Languages: c.StringSlice("language"),
+			Paths: c.StringSlice("path"), Sources: c.StringSlice("source"),
+			Roles: c.StringSlice("role"), ExcludeRoles: c.StringSlice("exclude-role")}
+		if len(f.Collections)+len(f.Kinds)+len(f.Languages)+len(f.Paths)+len(f.Sources)+len(f.Roles)+len(f.ExcludeRoles) > 0 {
+			req.Filters = &f
+		}
+		if budget > 0 {
+			req.Budget = &query.Budget{MaxTokens: budget}
+		}
+		args.Request = req
+	} else if c.NArg() > 0 {
+		return interfaces.SearchArgs{}, "", usageError("--replay takes no QUESTION")
+	} else {
+		// The retained request is replayed as it was: nothing of it
+		// can be changed.
+		for _, f := range []string{"limit", "collection", "kind", "language", "path", "source", "role", "exclude-role", "profile", "budget", "cursor"} {
+			if c.IsSet(f) {
+				return interfaces.SearchArgs{}, "", usageError("--replay re-runs the retained request as it was: leave out --%s", f)
+			}
+		}
+	}
+	return args, question, nil
+}
+
+// searchPrinted is what printSearch shows: the arguments, the question,
+// the Service's answer and the note on jobs not yet run.
+type searchPrinted struct {
+	args     interfaces.SearchArgs
+	question string
+	out      interfaces.SearchOutput
+	pending  string
+}
+
+// printSearch prints an answer for a person: the rendered answer or the
+// list of hits, and a summary on stderr.
+func printSearch(c *cli.Context, e *env, p searchPrinted) error {
+	args, question, out, pending := p.args, p.question, p.out, p.pending
+	res := out.Result
+	if len(res.Hits) == 0 && out.Rendered == nil && res.ContentTotals.HitsAvailable <= res.ContentTotals.HitsReturned {
+		if pending != "" {
+			fmt.Fprintf(e.stdout, "no matches in what is indexed so far: %s\n", pending)
+		} else {
+			fmt.Fprintln(e.stdout, "no matches")
+		}
+		pending = ""
+	}
+	if out.Rendered != nil {
+		fmt.Fprint(e.stdout, *out.Rendered)
+		if !strings.HasSuffix(*out.Rendered, "\n") {
+			fmt.Fprintln(e.stdout)
+		}
+	} else {
+		printHits(e, res)
+	}
+	fmt.Fprintf(e.stderr, "tychora: %d of %d matches · %d/%d tokens (%s)%s · run %s\n", len(res.Hits), res.TotalMatches,
+		res.Budget.UsedTokens, res.Budget.MaxTokens, res.Budget.Counter, truncNote(res.Truncated), res.RunID)
+	if res.NextCursor != nil && args.ReplayRunID == "" {
+		fmt.Fprintf(e.stderr, "tychora: more with: %s\n", nextPageHint(c, e, *res.NextCursor, []string{question}))
+	}
+	if pending != "" {
+		fmt.Fprintf(e.stderr, "tychora: %s\n", pending)
+	}
+	return nil
 }
 
 func truncNote(t bool) string {

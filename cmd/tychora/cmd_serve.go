@@ -46,84 +46,101 @@ func serveCommand(e *env) *cli.Command {
 			// at exit.
 			&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile of the run to this file"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			if c.IsSet("listen") {
-				if err := workspace.CheckListen(c.String("listen")); err != nil {
-					return withExit(exitUsage, err)
-				}
-			}
-			if !c.Bool("stdio") && (c.IsSet("grant") || c.IsSet("collection")) {
-				return usageError("--grant and --collection go with --stdio")
-			}
-			if !c.Bool("stdio") && c.IsSet("record") {
-				return usageError("--record goes with --stdio (--record-http records the HTTP sessions)")
-			}
-			if c.Bool("stdio") && c.Bool("record-http") {
-				return usageError("--record-http goes without --stdio (--record records the stdio session)")
-			}
-			var principal workspace.Principal
-			if c.Bool("stdio") {
-				p, err := stdioPrincipal(c)
-				if err != nil {
-					return withExit(exitUsage, err)
-				}
-				principal = p
-			}
-			dir, err := workspaceDir(c)
-			if err != nil {
-				return err
-			}
-			log := logger(c, e)
-			if path := c.String("cpuprofile"); path != "" {
-				stopProfile, err := startCPUProfile(path)
-				if err != nil {
-					return err
-				}
-				defer stopProfile()
-			}
-			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			if c.Bool("stdio") {
-				return serveStdio(ctx, c, e, tyruntime.StdioOptions{
-					Options:   tyruntime.Options{Dir: dir, Listen: c.String("listen"), Logger: log},
-					Principal: principal,
-					In:        e.stdin,
-					Out:       e.stdout,
-				})
-			}
-			o := tyruntime.Options{Dir: dir, Create: true, Listen: c.String("listen"), Logger: log}
-			if c.Bool("record-http") {
-				rec, err := httpRecorder(dir, log)
-				if err != nil {
-					return err
-				}
-				defer rec.Close()
-				o.WrapMCP = rec.Wrap
-			}
-			own, err := tyruntime.Start(ctx, o)
-			if err != nil {
-				return err
-			}
-			if own.Created() {
-				fmt.Fprintf(e.stderr, "tychora: created workspace %s with default settings (ingest root %s)\n",
-					dir, own.Settings().IngestRoots[0])
-			}
-			fmt.Fprintf(e.stderr, "tychora: owner of %s listening on %s (pid %d); stop with Ctrl-C\n", dir, own.URL(), os.Getpid())
-			var serveErr error
-			select {
-			case <-ctx.Done():
-			case serveErr = <-own.Done():
-			}
-			stop()
-			if err := own.Close(context.WithoutCancel(c.Context)); err != nil {
-				return err
-			}
-			return serveErr
-		},
+		Action: func(c *cli.Context) error { return runServe(c, e) },
 	}
+}
+
+// checkServeFlags refuses flags that do not go together.
+func checkServeFlags(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if c.IsSet("listen") {
+		if err := workspace.CheckListen(c.String("listen")); err != nil {
+			return withExit(exitUsage, err)
+		}
+	}
+	if !c.Bool("stdio") && (c.IsSet("grant") || c.IsSet("collection")) {
+		return usageError("--grant and --collection go with --stdio")
+	}
+	if !c.Bool("stdio") && c.IsSet("record") {
+		return usageError("--record goes with --stdio (--record-http records the HTTP sessions)")
+	}
+	if c.Bool("stdio") && c.Bool("record-http") {
+		return usageError("--record-http goes without --stdio (--record records the stdio session)")
+	}
+	return nil
+}
+
+// runServe runs the serve command: over stdio, or as the owner on loopback.
+func runServe(c *cli.Context, e *env) error {
+	if err := checkServeFlags(c); err != nil {
+		return err
+	}
+	var principal workspace.Principal
+	if c.Bool("stdio") {
+		p, err := stdioPrincipal(c)
+		if err != nil {
+			return withExit(exitUsage, err)
+		}
+		principal = p
+	}
+	dir, err := workspaceDir(c)
+	if err != nil {
+		return err
+	}
+	log := logger(c, e)
+	if path := c.String("cpuprofile"); path != "" {
+		stopProfile, err := startCPUProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if c.Bool("stdio") {
+		return serveStdio(ctx, c, e, tyruntime.StdioOptions{
+			Options:   tyruntime.Options{Dir: dir, Listen: c.String("listen"), Logger: log},
+			Principal: principal,
+			In:        e.stdin,
+			Out:       e.stdout,
+		})
+	}
+	return serveOwner(ctx, stop, c, e, tyruntime.Options{Dir: dir, Create: true, Listen: c.String("listen"), Logger: log})
+}
+
+// serveOwner is the owner of the workspace until ctx ends (a signal, which
+// stop stops catching) or the owner stops serving.
+func serveOwner(ctx context.Context, stop func(), c *cli.Context, e *env, o tyruntime.Options) error {
+	dir, log := o.Dir, o.Logger
+	if c.Bool("record-http") {
+		rec, err := httpRecorder(dir, log)
+		if err != nil {
+			return err
+		}
+		defer rec.Close()
+		o.WrapMCP = rec.Wrap
+	}
+	own, err := tyruntime.Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	if own.Created() {
+		fmt.Fprintf(e.stderr, "tychora: created workspace %s with default settings (ingest root %s)\n",
+			dir, own.Settings().IngestRoots[0])
+	}
+	fmt.Fprintf(e.stderr, "tychora: owner of %s listening on %s (pid %d); stop with Ctrl-C\n", dir, own.URL(), os.Getpid())
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-own.Done():
+	}
+	stop()
+	if err := own.Close(context.WithoutCancel(c.Context)); err != nil {
+		return err
+	}
+	return serveErr
 }
 
 // serveStdio serves MCP on stdio; with --record, through a recorder that

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
@@ -29,20 +30,17 @@ const (
 )
 
 // lingering is a Service whose search answers only once normalBound has
-// passed, or fails when its context ends first.
-type lingering struct {
-	interfaces.Service
-	cancelled atomic.Bool
-}
-
-func (s *lingering) Search(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	select {
-	case <-time.After(normalBound + 500*time.Millisecond):
-		return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(`{"run_id":"run_1"}`)}, nil
-	case <-ctx.Done():
-		s.cancelled.Store(true)
-		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeUnavailable, ctx.Err(), "cancelled")
-	}
+// passed, and records whether its context ended first.
+func lingering(cancelled *atomic.Bool) *testkit.Service {
+	return &testkit.Service{SearchFunc: func(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+		select {
+		case <-time.After(normalBound + 500*time.Millisecond):
+			return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(`{"run_id":"run_1"}`)}, nil
+		case <-ctx.Done():
+			cancelled.Store(true)
+			return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeUnavailable, ctx.Err(), "cancelled")
+		}
+	}}
 }
 
 // serveBodyBound serves NewHandler over svc on loopback with BodyTimeout
@@ -128,7 +126,7 @@ func isReset(err error) bool {
 // long before its body is complete, on every route and whether or not it
 // is authenticated (net/http reads a refused request's unread body too).
 func TestSlowBodyIsCut(t *testing.T) {
-	authority := serveBodyBound(t, &recording{}, bodyBound)
+	authority := serveBodyBound(t, newRecording(), bodyBound)
 	const length = 400 // bytes, 8 s at the trickle's pace
 	cases := []struct {
 		name, head string
@@ -172,8 +170,8 @@ func TestSlowBodyIsCut(t *testing.T) {
 // is neither cut nor cancelled; and the connection serves the next
 // request afterwards.
 func TestBodyBoundSparesNormalClients(t *testing.T) {
-	svc := &lingering{}
-	authority := serveBodyBound(t, svc, normalBound)
+	var cancelled atomic.Bool
+	authority := serveBodyBound(t, lingering(&cancelled), normalBound)
 	tr := &http.Transport{Proxy: nil, MaxConnsPerHost: 1}
 	t.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: tr}
@@ -200,7 +198,7 @@ func TestBodyBoundSparesNormalClients(t *testing.T) {
 	if code, body := post("/mcp/", `{}`); code != http.StatusOK {
 		t.Fatalf("the next request on the connection: %d %s", code, body)
 	}
-	if svc.cancelled.Load() {
+	if cancelled.Load() {
 		t.Fatal("a search's context ended while it was answering")
 	}
 }

@@ -56,62 +56,98 @@ func OpenAPI(version, serverURL string) ([]byte, error) {
 	for name, s := range interfaces.Schemas() {
 		components[name] = s
 	}
-	errorResponse := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{
-			"application/json": map[string]any{"schema": ref("ErrorBody")}}}
-	}
 	paths := map[string]map[string]any{}
 	for _, r := range routes {
-		op := map[string]any{"operationId": r.id, "summary": r.summary, "tags": []string{"v1"}}
-		status := r.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		responses := map[string]any{}
-		switch {
-		case r.binary:
-			// The bytes with their registered MIME type (image/png,
-			// image/svg+xml, ...; application/octet-stream when none).
-			responses[itoa(status)] = map[string]any{"description": "the payload, with the asset's MIME type as its Content-Type (an image type, or application/octet-stream)", "content": map[string]any{
-				"*/*": map[string]any{}}}
-		default:
-			responses[itoa(status)] = map[string]any{"description": "success", "content": map[string]any{
-				"application/json": map[string]any{"schema": ref(r.response)}}}
-		}
-		for _, c := range workspace.Codes() {
-			st := itoa(HTTPStatus(c))
-			if _, ok := responses[st]; !ok {
-				responses[st] = errorResponse("error (code " + string(c) + " and others with this status)")
-			}
-		}
-		if r.request != "" {
-			responses["413"] = errorResponse("the body is over max_request_bytes (INVALID_ARGUMENT)")
-			responses["415"] = errorResponse("the body has a Content-Type other than application/json, or a Content-Encoding (INVALID_ARGUMENT)")
-			media := map[string]any{"schema": ref(r.request)}
-			if ex := interfaces.ToolExample(r.id); ex != "" {
-				media["example"] = json.RawMessage(ex)
-			}
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-				"application/json": media}}
-		}
-		op["responses"] = responses
-		if r.anonymous {
-			op["security"] = []any{map[string]any{}, map[string]any{"bearer": []string{}}}
-		}
-		if r.pathID {
-			op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
-		}
 		if paths[r.path] == nil {
 			paths[r.path] = map[string]any{"options": optionsOp(r.id)}
 		}
-		paths[r.path][r.method] = op
+		paths[r.path][r.method] = routeOp(r)
 	}
-	paths["/openapi"] = map[string]any{"get": map[string]any{
+	paths["/openapi"] = openAPIPath()
+	paths["/mcp/"] = mcpPath()
+	doc := map[string]any{
+		"openapi":           "3.1.0",
+		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+		"info": map[string]any{
+			"title":       "tychora",
+			"version":     version,
+			"description": "Local workspace daemon: scoped, token-budgeted search over your own files, folders and git repositories. Every /v1 body is the matching MCP tool's argument object or result. A GET route also answers HEAD (the same headers, no body); any other method a path does not list is 405 with the error envelope and an Allow header.",
+		},
+		"servers": []any{map[string]any{"url": serverURL}},
+		"tags": []any{
+			map[string]any{"name": "v1", "description": "the versioned HTTP API"},
+			map[string]any{"name": "mcp", "description": "MCP over Streamable HTTP, behind the same Host, Origin and token checks"},
+		},
+		"security":   []any{map[string]any{"bearer": []string{}}},
+		"paths":      paths,
+		"components": map[string]any{"schemas": components, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+	}
+	return json.Marshal(doc)
+}
+
+// errorResponse is a response with the error envelope.
+func errorResponse(desc string) map[string]any {
+	return map[string]any{"description": desc, "content": map[string]any{
+		"application/json": map[string]any{"schema": ref("ErrorBody")}}}
+}
+
+// routeOp is the operation of one /v1 route: its success response, an
+// error response for every status a code maps to, and its request body.
+func routeOp(r route) map[string]any {
+	op := map[string]any{"operationId": r.id, "summary": r.summary, "tags": []string{"v1"}}
+	status := r.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	responses := map[string]any{}
+	switch {
+	case r.binary:
+		// The bytes with their registered MIME type (image/png,
+		// image/svg+xml, ...; application/octet-stream when none).
+		responses[itoa(status)] = map[string]any{"description": "the payload, with the asset's MIME type as its Content-Type (an image type, or application/octet-stream)", "content": map[string]any{
+			"*/*": map[string]any{}}}
+	default:
+		responses[itoa(status)] = map[string]any{"description": "success", "content": map[string]any{
+			"application/json": map[string]any{"schema": ref(r.response)}}}
+	}
+	for _, c := range workspace.Codes() {
+		st := itoa(HTTPStatus(c))
+		if _, ok := responses[st]; !ok {
+			responses[st] = errorResponse("error (code " + string(c) + " and others with this status)")
+		}
+	}
+	if r.request != "" {
+		responses["413"] = errorResponse("the body is over max_request_bytes (INVALID_ARGUMENT)")
+		responses["415"] = errorResponse("the body has a Content-Type other than application/json, or a Content-Encoding (INVALID_ARGUMENT)")
+		media := map[string]any{"schema": ref(r.request)}
+		if ex := interfaces.ToolExample(r.id); ex != "" {
+			media["example"] = json.RawMessage(ex)
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+			"application/json": media}}
+	}
+	op["responses"] = responses
+	if r.anonymous {
+		op["security"] = []any{map[string]any{}, map[string]any{"bearer": []string{}}}
+	}
+	if r.pathID {
+		op["parameters"] = []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}}
+	}
+	return op
+}
+
+// openAPIPath is the operations of /openapi, this document.
+func openAPIPath() map[string]any {
+	return map[string]any{"get": map[string]any{
 		"operationId": "openapi", "summary": "This document", "tags": []string{"v1"},
 		"responses": map[string]any{"200": map[string]any{"description": "OpenAPI 3.1", "content": map[string]any{
 			"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
 			"401": errorResponse("missing or invalid token"), "403": errorResponse("refused Host or Origin")},
 	}, "options": optionsOp("openapi")}
+}
+
+// mcpPath is the operations of /mcp/, MCP over Streamable HTTP.
+func mcpPath() map[string]any {
 	mcpOp := func(id, summary string) map[string]any {
 		return map[string]any{
 			"operationId": id, "summary": summary, "tags": []string{"mcp"},
@@ -136,30 +172,12 @@ func OpenAPI(version, serverURL string) ([]byte, error) {
 	del["responses"].(map[string]any)["405"] = response405("with Mcp-Protocol-Version 2026-07-28 or later, which has no sessions")
 	get := map[string]any{"operationId": "mcp_get", "summary": "No standalone SSE stream: tychora sends nothing unasked", "tags": []string{"mcp"},
 		"responses": map[string]any{"405": response405("always: use POST or DELETE")}}
-	paths["/mcp/"] = map[string]any{
+	return map[string]any{
 		"get":     get,
 		"post":    post,
 		"delete":  del,
 		"options": optionsOp("mcp"),
 	}
-	doc := map[string]any{
-		"openapi":           "3.1.0",
-		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
-		"info": map[string]any{
-			"title":       "tychora",
-			"version":     version,
-			"description": "Local workspace daemon: scoped, token-budgeted search over your own files, folders and git repositories. Every /v1 body is the matching MCP tool's argument object or result. A GET route also answers HEAD (the same headers, no body); any other method a path does not list is 405 with the error envelope and an Allow header.",
-		},
-		"servers": []any{map[string]any{"url": serverURL}},
-		"tags": []any{
-			map[string]any{"name": "v1", "description": "the versioned HTTP API"},
-			map[string]any{"name": "mcp", "description": "MCP over Streamable HTTP, behind the same Host, Origin and token checks"},
-		},
-		"security":   []any{map[string]any{"bearer": []string{}}},
-		"paths":      paths,
-		"components": map[string]any{"schemas": components, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
-	}
-	return json.Marshal(doc)
 }
 
 // response405 is a 405 response: the error envelope (code

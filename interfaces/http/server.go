@@ -112,9 +112,9 @@ func (h *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &mte) || errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge):
 		// The caller's request, refused (415, 413): nothing failed here.
 	case r.Context().Err() != nil:
-		h.log.Debug("request cancelled", "method", r.Method, "path", r.URL.Path, "err", err)
+		h.log.Debug("request cancelled", workspace.LogMethod, r.Method, workspace.LogPath, r.URL.Path, workspace.LogErr, err)
 	case c == workspace.CodeInternal || c == workspace.CodeUnavailable:
-		h.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		h.log.Error("request failed", workspace.LogMethod, r.Method, workspace.LogPath, r.URL.Path, workspace.LogErr, err)
 	}
 	writeError(w, err)
 }

@@ -5,29 +5,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
-
-// waitingSearch is a Service whose search waits for its context to end
-// and fails as a storage layer does then; nothing else is called.
-type waitingSearch struct {
-	interfaces.Service
-	started chan struct{}
-}
-
-func (s *waitingSearch) Search(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	close(s.started)
-	<-ctx.Done()
-	return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeInternal, ctx.Err(), "internal error")
-}
 
 type oneToken struct{}
 
@@ -38,30 +24,6 @@ func (oneToken) Authenticate(_ context.Context, secret string) (workspace.Princi
 	return workspace.Principal{}, workspace.Errorf(workspace.CodeUnauthenticated, "invalid bearer token")
 }
 
-// records is a slog.Handler keeping each record's level and message.
-type records struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *records) Enabled(context.Context, slog.Level) bool { return true }
-
-func (r *records) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, rec.Level.String()+" "+rec.Message)
-	return nil
-}
-
-func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *records) WithGroup(string) slog.Handler      { return r }
-
-func (r *records) all() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.msgs)
-}
-
 // TestCancelledRequestIsNoFailure: a client that goes away in the middle
 // of a request (a stdio bridge whose MCP client cancelled the call) is not
 // logged as a failure of the server.
@@ -70,8 +32,15 @@ func TestCancelledRequestIsNoFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &waitingSearch{started: make(chan struct{})}
-	logs := &records{}
+	// A search that waits for its context to end and fails as a storage
+	// layer does then; nothing else is called.
+	started := make(chan struct{})
+	svc := &testkit.Service{SearchFunc: func(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+		close(started)
+		<-ctx.Done()
+		return interfaces.SearchOutput{}, workspace.Wrap(workspace.CodeInternal, ctx.Err(), "internal error")
+	}}
+	logs := &testkit.Logs{}
 	srv := &http.Server{Handler: httpapi.NewHandler(svc, httpapi.Options{
 		Authority: ln.Addr().String(),
 		Auth:      oneToken{},
@@ -94,7 +63,7 @@ func TestCancelledRequestIsNoFailure(t *testing.T) {
 		done <- err
 	}()
 	select {
-	case <-svc.started:
+	case <-started:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the search never started")
 	}
@@ -102,14 +71,10 @@ func TestCancelledRequestIsNoFailure(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("the cancelled request got an answer")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(logs.all(), "DEBUG request cancelled") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the cancelled request was logged as %q", logs.all())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if r := logs.WaitFor(t, "request cancelled"); r.Level != slog.LevelDebug {
+		t.Fatalf("the cancelled request was logged at %s", r.Level)
 	}
-	for _, m := range logs.all() {
+	for _, m := range logs.At(slog.LevelDebug) {
 		if strings.HasPrefix(m, "ERROR") || strings.HasPrefix(m, "WARN") {
 			t.Fatalf("the cancelled request logged %q", m)
 		}

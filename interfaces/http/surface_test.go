@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
@@ -20,36 +22,40 @@ import (
 // recording is a Service that answers health, search and token creation
 // and keeps the arguments it was given; nothing else is called.
 type recording struct {
-	interfaces.Service
+	*testkit.Service
 	mu      sync.Mutex
 	search  []interfaces.SearchArgs
 	clients []string // the client instance of each search (workspace.ClientFrom)
 	tokens  []interfaces.CreateTokenRequest
 }
 
-func (s *recording) Health(context.Context) (interfaces.HealthResult, error) {
-	return interfaces.HealthResult{Status: "ok", WorkspaceID: "ws"}, nil
-}
-
-func (s *recording) Search(ctx context.Context, a interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.search = append(s.search, a)
-	s.clients = append(s.clients, workspace.ClientFrom(ctx))
-	return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(searchBytes)}, nil
+func newRecording() *recording {
+	s := &recording{}
+	s.Service = &testkit.Service{
+		HealthFunc: func(context.Context) (interfaces.HealthResult, error) {
+			return interfaces.HealthResult{Status: "ok", WorkspaceID: "ws"}, nil
+		},
+		SearchFunc: func(ctx context.Context, a interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.search = append(s.search, a)
+			s.clients = append(s.clients, workspace.ClientFrom(ctx))
+			return interfaces.SearchOutput{Result: query.QueryResult{RunID: "run_1"}, Structured: json.RawMessage(searchBytes)}, nil
+		},
+		CreateTokenFunc: func(_ context.Context, r interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.tokens = append(s.tokens, r)
+			return interfaces.CreatedToken{Token: "tyc_x"}, nil
+		},
+	}
+	return s
 }
 
 // searchBytes are the structured bytes the recording Service answers a
 // search with: not json.Marshal of its result, so that an edge that
 // encoded the result again would send other bytes.
 const searchBytes = `{"run_id":"run_1", "hits":[],"rendered":"as \u003cthe\u003e service made it"}`
-
-func (s *recording) CreateToken(_ context.Context, r interfaces.CreateTokenRequest) (interfaces.CreatedToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tokens = append(s.tokens, r)
-	return interfaces.CreatedToken{Token: "tyc_x"}, nil
-}
 
 func (s *recording) lastSearch() interfaces.SearchArgs {
 	s.mu.Lock()
@@ -63,7 +69,7 @@ func (s *recording) lastSearch() interfaces.SearchArgs {
 type fixture struct {
 	base, authority string
 	svc             *recording
-	logs            *records
+	logs            *testkit.Logs
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -72,7 +78,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{authority: ln.Addr().String(), svc: &recording{}, logs: &records{}}
+	f := &fixture{authority: ln.Addr().String(), svc: newRecording(), logs: &testkit.Logs{}}
 	f.base = "http://" + f.authority
 	doc, err := httpapi.OpenAPI("test", f.base)
 	if err != nil {
@@ -91,37 +97,16 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-// do sends a request: token "" sends none; hdr values "" delete.
+// do sends a request: token "" sends none; hdr values "" delete. A body
+// goes as application/json unless hdr says otherwise.
 func (f *fixture) do(t *testing.T, method, path, token string, hdr map[string]string, body string) (int, http.Header, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, f.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := map[string]string{}
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		h["Content-Type"] = "application/json"
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		if v == "" {
-			req.Header.Del(k)
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b
+	maps.Copy(h, hdr)
+	return testkit.Do(t, testkit.Request{Method: method, URL: f.base + path, Token: token, Header: h, Body: strings.NewReader(body)})
 }
 
 // envelope decodes the error envelope of a refusal, or fails.
@@ -394,7 +379,7 @@ func TestRefusedBodiesAreNoFailure(t *testing.T) {
 			t.Fatalf("%v: %d %s, want %d", c.hdr, st, b, c.status)
 		}
 	}
-	for _, m := range f.logs.all() {
+	for _, m := range f.logs.At(slog.LevelDebug) {
 		if strings.HasPrefix(m, "ERROR") {
 			t.Fatalf("a refused body was logged %q", m)
 		}

@@ -5,18 +5,23 @@ import (
 	"testing"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
 
 // clientStub records the client instance each search's context carries.
 type clientStub struct {
-	interfaces.Service
+	*testkit.Service
 	seen chan string
 }
 
-func (s *clientStub) Search(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	s.seen <- workspace.ClientFrom(ctx)
-	return interfaces.SearchOutput{Structured: []byte(`{}`)}, nil
+func newClientStub(base interfaces.Service) *clientStub {
+	c := &clientStub{seen: make(chan string, 1)}
+	c.Service = &testkit.Service{Base: base, SearchFunc: func(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+		c.seen <- workspace.ClientFrom(ctx)
+		return interfaces.SearchOutput{Structured: []byte(`{}`)}, nil
+	}}
+	return c
 }
 
 // TestHTTPClientInstance: a tool call over a Streamable HTTP session
@@ -24,7 +29,7 @@ func (s *clientStub) Search(ctx context.Context, _ interfaces.SearchArgs) (inter
 // the owner's admission of searches tells owner-token callers apart by.
 func TestHTTPClientInstance(t *testing.T) {
 	own := startOwner(t)
-	svc := &clientStub{Service: own.Service(), seen: make(chan string, 1)}
+	svc := newClientStub(own.Service())
 	base, _ := serveGuarded(t, svc)
 	cs := httpSessionAt(t, base+"/mcp/", ownerSecret, "", "2025-11-25")
 	call(t, cs, "search", map[string]any{"request": map[string]any{"question": "x"}})

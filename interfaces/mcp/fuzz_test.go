@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,10 +39,10 @@ var fuzzSeeds = []string{
 	`{"request":{"question":"x","filters":{"facets":{"a":{"a":{"a":1}}}}}}`, `{"request":{"question":"x","limit":1e400}}`,
 }
 
-// FuzzToolArguments sends arbitrary JSON arguments to every tool: the
-// decoder never panics and refuses only with INVALID_ARGUMENT, and a call
+// FuzzToolArguments sends arbitrary JSON arguments to every tool: a call
 // through a real server always answers with a tool result (the envelope or
-// a structured object), never a JSON-RPC error.
+// a structured object), never a JSON-RPC error. What the decoder refuses,
+// and in what words, is interfaces' FuzzArgumentErrors.
 func FuzzToolArguments(f *testing.F) {
 	for i, s := range fuzzSeeds {
 		f.Add(uint8(i), s)
@@ -53,21 +52,6 @@ func FuzzToolArguments(f *testing.F) {
 	tools := interfaces.ToolNames()
 	f.Fuzz(func(t *testing.T, which uint8, args string) {
 		tool := tools[int(which)%len(tools)]
-		if err := func() error { _, err := interfaces.DecodeTool(tool, []byte(args)); return err }(); err != nil {
-			if workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
-				t.Fatalf("decoder error %v, want INVALID_ARGUMENT", err)
-			}
-			if msg := workspace.ErrorMessage(err); !utf8.ValidString(msg) || len(msg) > 1024 {
-				t.Fatalf("decoder message %q", msg)
-			}
-			for _, w := range []string{"reflect", "map[", "<invalid", "json:"} {
-				if msg := workspace.ErrorMessage(err); strings.Contains(msg, w) {
-					t.Fatalf("decoder message %q shows Go internals (%q)", msg, w)
-				}
-			}
-		} else if quietlyReplaced([]byte(args)) {
-			t.Fatalf("%s %s: accepted, and decoding turns part of it into U+FFFD", tool, args)
-		}
 		if !json.Valid([]byte(args)) {
 			return // no client can send it
 		}
@@ -83,35 +67,6 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		checkOutcome(t, tool, res)
 	})
-}
-
-// quietlyReplaced reports whether decoding raw (valid UTF-8) puts a
-// U+FFFD in a string that raw does not hold itself.
-func quietlyReplaced(raw []byte) bool {
-	if bytes.Contains(raw, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`)) {
-		return false
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return false
-	}
-	var walk func(any) bool
-	walk = func(v any) bool {
-		switch v := v.(type) {
-		case string:
-			return strings.ContainsRune(v, utf8.RuneError)
-		case []any:
-			return slices.ContainsFunc(v, walk)
-		case map[string]any:
-			for k, e := range v {
-				if strings.ContainsRune(k, utf8.RuneError) || walk(e) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	return walk(v)
 }
 
 var rpcSeeds = []string{

@@ -14,6 +14,7 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/internal/testkit"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
 )
@@ -32,21 +33,9 @@ func startOwner(t testing.TB) *tyruntime.Owner {
 	if _, err := tyruntime.Init(dir, tyruntime.InitOptions{}); err != nil {
 		t.Fatalf("init: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	own, err := tyruntime.Start(ctx, tyruntime.Options{Dir: dir, ShutdownWait: 2 * time.Second})
-	if err != nil {
-		t.Fatalf("start owner: %v", err)
-	}
-	t.Cleanup(func() {
-		// A connection a client dialled but never used counts as active
-		// for 5s in http.Server.Shutdown: let the tests' clients go first.
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-		if err := own.Close(context.Background()); err != nil {
-			t.Errorf("close owner: %v", err)
-		}
+	return testkit.StartOwner(t, func(ctx context.Context) (*tyruntime.Owner, error) {
+		return tyruntime.Start(ctx, tyruntime.Options{Dir: dir, ShutdownWait: 2 * time.Second})
 	})
-	return own
 }
 
 func testCtx(t testing.TB) context.Context {

@@ -17,7 +17,7 @@ import (
 // session) arrives whole.
 func TestHTTPLongAnswerOutlivesBodyBound(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	mh := mcpapi.NewHTTPHandler(svc, mcpapi.HTTPOptions{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -103,7 +103,7 @@ func TestHTTPSessionCapInAll(t *testing.T) {
 // UNAVAILABLE, and succeeds once the session is idle again (closing it).
 func TestHTTPSessionCapBusy(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	base, _ := serveGuardedWith(t, svc, mcpapi.HTTPOptions{MaxSessionsPerCaller: 1})
 	url := base + "/mcp/"
 	r1 := httpSessionAt(t, url, readerSecret, "", sessionVersion)

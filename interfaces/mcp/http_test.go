@@ -200,7 +200,7 @@ func TestHTTPWireBytes(t *testing.T) {
 	own := startOwner(t)
 	want := sampleStructured(t)
 	rendered := "1. a/b.go:1-3 <b> & é"
-	base, _ := serveGuarded(t, &stub{Service: own.Service(), structured: want, rendered: &rendered})
+	base, _ := serveGuarded(t, stubbed(own.Service(), stub{structured: want, rendered: &rendered}))
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"request":{"question":"q"},"render":"agent@1"}%s}}`
 
 	check := func(t *testing.T, msg []byte) {
@@ -253,7 +253,7 @@ func TestHTTPWireBytes(t *testing.T) {
 func TestHTTPWireEscapesHTML(t *testing.T) {
 	own := startOwner(t)
 	raw := []byte(`{"run_id":"a<b"}`)
-	base, _ := serveGuarded(t, &stub{Service: own.Service(), structured: raw})
+	base, _ := serveGuarded(t, stubbed(own.Service(), stub{structured: raw}))
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	_, msg := rawPost(t, base+"/mcp/", ownerSecret, map[string]string{
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "search"},

@@ -16,7 +16,7 @@ var inspectArgs = map[string]any{"request": map[string]any{"subject": "revisions
 func TestOversizedResult(t *testing.T) {
 	own := startOwner(t)
 	big := strings.Repeat("x", interfaces.MaxResultBytes+1)
-	cs := memSession(t, &stub{Service: own.Service(), inspect: map[string]any{"content": big}}, ownerP, "")
+	cs := memSession(t, stubbed(own.Service(), stub{inspect: map[string]any{"content": big}}), ownerP, "")
 	res := call(t, cs, "inspect", inspectArgs)
 	if code := envelope(t, res); code != workspace.CodeOutputBudgetExceeded {
 		t.Fatalf("oversized inspect: %s", code)
@@ -27,7 +27,7 @@ func TestOversizedResult(t *testing.T) {
 
 	// A search whose bytes are over the cap.
 	structured, _ := json.Marshal(map[string]string{"run_id": big})
-	cs = memSession(t, &stub{Service: own.Service(), structured: structured}, ownerP, "")
+	cs = memSession(t, stubbed(own.Service(), stub{structured: structured}), ownerP, "")
 	res = call(t, cs, "search", map[string]any{"request": map[string]any{"question": "q"}})
 	if code := envelope(t, res); code != workspace.CodeOutputBudgetExceeded {
 		t.Fatalf("oversized search: %s", code)
@@ -39,7 +39,7 @@ func TestOversizedResult(t *testing.T) {
 func TestCapCountsTheSerializedResult(t *testing.T) {
 	own := startOwner(t)
 	quotes := strings.Repeat(`"`, interfaces.MaxResultBytes/3)
-	svc := &stub{Service: own.Service(), inspect: quotes}
+	svc := stubbed(own.Service(), stub{inspect: quotes})
 	modern := call(t, memSession(t, svc, ownerP, ""), "inspect", inspectArgs)
 	if modern.IsError {
 		t.Fatalf("a %d-byte result is refused: %s", len(quotes), dump(modern.Content))
@@ -53,7 +53,7 @@ func TestCapCountsTheSerializedResult(t *testing.T) {
 func TestMalformedSearchBytesAreInternal(t *testing.T) {
 	own := startOwner(t)
 	for _, bad := range []string{"", "[]", `{"a":`, "null", `"x"`} {
-		cs := memSession(t, &stub{Service: own.Service(), structured: []byte(bad)}, ownerP, "")
+		cs := memSession(t, stubbed(own.Service(), stub{structured: []byte(bad)}), ownerP, "")
 		res := call(t, cs, "search", map[string]any{"request": map[string]any{"question": "q"}})
 		if code := envelope(t, res); code != workspace.CodeInternal {
 			t.Errorf("structured %q: %s", bad, code)
@@ -65,7 +65,7 @@ func TestRenderedSearchInMemory(t *testing.T) {
 	own := startOwner(t)
 	want := sampleStructured(t)
 	rendered := "rendered <text>"
-	svc := &stub{Service: own.Service(), structured: want, rendered: &rendered}
+	svc := stubbed(own.Service(), stub{structured: want, rendered: &rendered})
 	res := call(t, memSession(t, svc, readerP, ""), "search", map[string]any{"request": map[string]any{"question": "q"}, "render": "agent@1"})
 	if res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != rendered {
 		t.Fatalf("rendered search: %s", dump(res))

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -25,7 +26,7 @@ func heldSearch(id string) string {
 // (400), and the running call still gets its own answer.
 func TestHTTPRequestReusesIDInFlight(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	base, _ := serveGuardedWith(t, svc, mcpapi.HTTPOptions{})
 	url := base + "/mcp/"
 	hdr := rawSession(t, url, ownerSecret, "2025-11-25")
@@ -60,7 +61,7 @@ func TestHTTPRequestReusesIDInFlight(t *testing.T) {
 // refused with 400 and the error envelope, and logged below ERROR.
 func TestHTTPCallBeforeInitialize(t *testing.T) {
 	own := startOwner(t)
-	logs := &logRecords{}
+	logs := &testkit.Logs{}
 	base, _ := serveGuardedWith(t, own.Service(), mcpapi.HTTPOptions{Options: mcpapi.Options{Logger: slog.New(logs)}})
 	url := base + "/mcp/"
 	for _, version := range []string{"", "2025-11-25", "2025-03-26"} {
@@ -73,7 +74,7 @@ func TestHTTPCallBeforeInitialize(t *testing.T) {
 			}
 		}
 	}
-	if errs := logs.at(slog.LevelError); len(errs) > 0 {
+	if errs := logs.At(slog.LevelError); len(errs) > 0 {
 		t.Fatalf("a call before initialize logged at ERROR: %q", errs)
 	}
 }
@@ -86,7 +87,7 @@ func TestStdioSingleRequestReusesIDInFlight(t *testing.T) {
 	own := startOwner(t)
 	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
 		t.Run(version, func(t *testing.T) {
-			svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+			svc := newHeld(own.Service())
 			f, send, end := rawStdio(t, svc)
 			send(initialize("1", version))
 			f.next()
@@ -118,7 +119,7 @@ func TestStdioSingleRequestReusesIDInFlight(t *testing.T) {
 // When the SDK answers it, that check may go.
 func TestSDKDropsReusedID(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	ctx := testCtx(t)
 	srv := mcpapi.NewServer(svc, mcpapi.Options{Principal: &ownerP})
 	st, ct := mcp.NewInMemoryTransports()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -147,7 +148,7 @@ func (s *server) resourceHandler(spec resourceSpec) mcp.ResourceHandler {
 		}
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.Error("mcp resource read panicked", "resource", spec.what, "panic", r, "stack", string(debug.Stack()))
+				s.log.Error("mcp resource read panicked", workspace.LogResource, spec.what, workspace.LogPanic, r, workspace.LogStack, string(debug.Stack()))
 				res, err = nil, resourceError(uri, workspace.Errorf(workspace.CodeInternal, "internal error"))
 			}
 		}()
@@ -164,7 +165,7 @@ func (s *server) resourceHandler(spec resourceSpec) mcp.ResourceHandler {
 		}
 		c, err := spec.read(ctx, id)
 		if err != nil {
-			return nil, resourceError(uri, s.failure(ctx, "resource "+spec.what, err))
+			return nil, resourceError(uri, s.failure(ctx, slog.String(workspace.LogResource, spec.what), err))
 		}
 		c.URI = uri
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil

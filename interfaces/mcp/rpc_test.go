@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -194,7 +194,7 @@ func cmpOr(a, b string) string {
 // once the request is answered, the id is free again.
 func TestStdioBatchReusesIDInFlight(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	f, send, end := rawStdio(t, svc)
 	send(initialize("1", "2025-03-26"))
 	f.next()
@@ -294,53 +294,6 @@ func TestStdioRandomSequences(t *testing.T) {
 	}
 }
 
-// logRecords is a slog.Handler that keeps every record.
-type logRecords struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-
-func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.recs = append(l.recs, r.Clone())
-	return nil
-}
-
-func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecords) WithGroup(string) slog.Handler      { return l }
-
-// at lists the messages logged at level or above.
-func (l *logRecords) at(level slog.Level) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, r := range l.recs {
-		if r.Level >= level {
-			out = append(out, r.Level.String()+" "+r.Message)
-		}
-	}
-	return out
-}
-
-// waitFor waits until a record with msg was logged.
-func (l *logRecords) waitFor(t *testing.T, msg string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		found := slices.ContainsFunc(l.recs, func(r slog.Record) bool { return r.Message == msg })
-		l.mu.Unlock()
-		if found {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("never logged %q", msg)
-}
-
 // TestStdioCancelledCall: a tool call the client cancels is no server
 // failure: it is not logged as an error, and the answer the SDK still
 // sends (it answers every request) is not labelled INTERNAL.
@@ -348,9 +301,9 @@ func TestStdioCancelledCall(t *testing.T) {
 	own := startOwner(t)
 	for _, version := range []string{"2025-11-25", "2025-03-26"} {
 		t.Run(version, func(t *testing.T) {
-			svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+			svc := newHeld(own.Service())
 			defer close(svc.release)
-			logs := &logRecords{}
+			logs := &testkit.Logs{}
 			f, send, end := rawStdioWith(t, svc, mcpapi.Options{Logger: slog.New(logs)})
 			send(initialize("1", version))
 			f.next()
@@ -380,10 +333,10 @@ func TestStdioCancelledCall(t *testing.T) {
 			if err := json.Unmarshal([]byte(res.Content[0].Text), &body); err != nil || body.Error.Code != workspace.CodeUnavailable {
 				t.Fatalf("the cancelled call answered %s, want UNAVAILABLE (not INTERNAL)", res.Content[0].Text)
 			}
-			if errs := logs.at(slog.LevelWarn); len(errs) > 0 {
+			if errs := logs.At(slog.LevelWarn); len(errs) > 0 {
 				t.Fatalf("a cancelled call logged %q", errs)
 			}
-			logs.waitFor(t, "mcp call cancelled")
+			logs.WaitFor(t, "mcp call cancelled")
 			send(ping("3"))
 			expectFrame(t, f, "a ping after the cancellation", "3")
 			end()
@@ -395,9 +348,9 @@ func TestStdioCancelledCall(t *testing.T) {
 // the call ends without an error logged.
 func TestHTTPCancelledCall(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	defer close(svc.release)
-	logs := &logRecords{}
+	logs := &testkit.Logs{}
 	base, _ := serveGuardedWith(t, svc, mcpapi.HTTPOptions{Options: mcpapi.Options{Logger: slog.New(logs)}})
 	cs := httpSessionAt(t, base+"/mcp/", ownerSecret, "", "2025-11-25")
 	ctx, cancel := context.WithCancel(testCtx(t))
@@ -415,8 +368,8 @@ func TestHTTPCancelledCall(t *testing.T) {
 	if err := <-called; err == nil {
 		t.Fatal("the cancelled call succeeded")
 	}
-	logs.waitFor(t, "mcp call cancelled")
-	if errs := logs.at(slog.LevelError); len(errs) > 0 {
+	logs.WaitFor(t, "mcp call cancelled")
+	if errs := logs.At(slog.LevelError); len(errs) > 0 {
 		t.Fatalf("a cancelled call logged %q", errs)
 	}
 	listTools(t, cs) // the session lives on

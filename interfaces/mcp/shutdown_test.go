@@ -13,25 +13,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/workspace"
 )
 
 // held is the real Service with a search that waits until released (or
 // its context ends).
 type held struct {
-	interfaces.Service
+	*testkit.Service
 	started chan struct{}
 	release chan struct{}
 }
 
-func (h *held) Search(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	h.started <- struct{}{}
-	select {
-	case <-h.release:
-	case <-ctx.Done():
-		return interfaces.SearchOutput{}, ctx.Err()
-	}
-	return h.Service.Search(ctx, args)
+func newHeld(base interfaces.Service) *held {
+	h := &held{started: make(chan struct{}, 1), release: make(chan struct{})}
+	h.Service = &testkit.Service{Base: base, SearchFunc: func(ctx context.Context, args interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+		h.started <- struct{}{}
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return interfaces.SearchOutput{}, ctx.Err()
+		}
+		return base.Search(ctx, args)
+	}}
+	return h
 }
 
 // TestHTTPShutdownLetsCallsAnswer: Shutdown refuses new requests with
@@ -39,7 +44,7 @@ func (h *held) Search(ctx context.Context, args interfaces.SearchArgs) (interfac
 // then ends the sessions.
 func TestHTTPShutdownLetsCallsAnswer(t *testing.T) {
 	own := startOwner(t)
-	svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	svc := newHeld(own.Service())
 	base, mh := serveGuarded(t, svc)
 	tr := &mcp.StreamableClientTransport{Endpoint: base + "/mcp/", HTTPClient: httpClient(t, ownerSecret, ""), MaxRetries: -1}
 	cs, err := newClient().Connect(testCtx(t), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -112,7 +117,7 @@ func TestHTTPShutdownBounded(t *testing.T) {
 	own := startOwner(t)
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			svc := &held{Service: own.Service(), started: make(chan struct{}, 1), release: make(chan struct{})}
+			svc := newHeld(own.Service())
 			defer close(svc.release)
 			base, mh := serveGuarded(t, svc)
 			answered := make(chan string, 1)

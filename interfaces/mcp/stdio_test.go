@@ -123,7 +123,7 @@ func (f frames) next() []byte {
 func TestStdioWireBytes(t *testing.T) {
 	own := startOwner(t)
 	want := sampleStructured(t)
-	svc := &stub{Service: own.Service(), structured: want}
+	svc := stubbed(own.Service(), stub{structured: want})
 	for _, modern := range []bool{true, false} {
 		toServer, fromServer, done := stdioPipes(t, testCtx(t), svc, ownerP)
 		sc := bufio.NewScanner(fromServer)

@@ -14,35 +14,40 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	httpapi "github.com/tychora/tychora/interfaces/http"
 	mcpapi "github.com/tychora/tychora/interfaces/mcp"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
 
-// stub is the real Service with search and inspect answering fixed values,
-// to test exactly what travels.
+// stub is what search and inspect answer, to test exactly what travels.
 type stub struct {
-	interfaces.Service
 	structured []byte
 	rendered   *string
 	inspect    any
 }
 
-func (s *stub) Search(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
-	if _, err := workspace.CallerFrom(ctx); err != nil {
-		return interfaces.SearchOutput{}, err
+// stubbed is base with search and inspect answering what s holds (to a
+// caller: one with no principal is refused as base would refuse it).
+func stubbed(base interfaces.Service, s stub) *testkit.Service {
+	return &testkit.Service{
+		Base: base,
+		SearchFunc: func(ctx context.Context, _ interfaces.SearchArgs) (interfaces.SearchOutput, error) {
+			if _, err := workspace.CallerFrom(ctx); err != nil {
+				return interfaces.SearchOutput{}, err
+			}
+			return interfaces.SearchOutput{Structured: s.structured, Rendered: s.rendered}, nil
+		},
+		InspectFunc: func(ctx context.Context, _ interfaces.InspectArgs) (interfaces.InspectResult, error) {
+			if _, err := workspace.CallerFrom(ctx); err != nil {
+				return interfaces.InspectResult{}, err
+			}
+			b, err := json.Marshal(s.inspect)
+			if err != nil {
+				return interfaces.InspectResult{}, err
+			}
+			return interfaces.InspectResult{Result: b}, nil
+		},
 	}
-	return interfaces.SearchOutput{Structured: s.structured, Rendered: s.rendered}, nil
-}
-
-func (s *stub) Inspect(ctx context.Context, _ interfaces.InspectArgs) (interfaces.InspectResult, error) {
-	if _, err := workspace.CallerFrom(ctx); err != nil {
-		return interfaces.InspectResult{}, err
-	}
-	b, err := json.Marshal(s.inspect)
-	if err != nil {
-		return interfaces.InspectResult{}, err
-	}
-	return interfaces.InspectResult{Result: b}, nil
 }
 
 // sampleStructured is a search result as the service encodes it: compact

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,7 +168,7 @@ func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		defer func() {
 			if r := recover(); r != nil {
-				s.log.Error("mcp tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				s.log.Error("mcp tool panicked", workspace.LogTool, name, workspace.LogPanic, r, workspace.LogStack, string(debug.Stack()))
 				res = toolError(workspace.Errorf(workspace.CodeInternal, "internal error"))
 			}
 		}()
@@ -187,7 +188,7 @@ func (s *server) toolHandler(spec toolSpec) mcp.ToolHandler {
 		}
 		ans, err := spec.call(ctx, s.svc, raw)
 		if err != nil {
-			return toolError(s.failure(ctx, name, err)), nil
+			return toolError(s.failure(ctx, slog.String(workspace.LogTool, name), err)), nil
 		}
 		return s.result(name, ans, structured(req.ProtocolVersion())), nil
 	}
@@ -219,7 +220,7 @@ func (s *server) result(tool string, ans answer, modern bool) *mcp.CallToolResul
 	// encoding/json, as here.
 	b, err := json.Marshal(res)
 	if err != nil {
-		s.log.Error("mcp result does not encode", "tool", tool, "err", err)
+		s.log.Error("mcp result does not encode", workspace.LogTool, tool, workspace.LogErr, err)
 		return toolError(workspace.Wrap(workspace.CodeInternal, err, "internal error"))
 	}
 	if len(b) > interfaces.MaxResultBytes {
@@ -242,15 +243,16 @@ func tooLarge(n int) *mcp.CallToolResult {
 }
 
 // failure is what a call that failed with err answers, and logs what the
-// caller cannot act on (its detail never leaves). A call whose context
+// caller cannot act on (its detail never leaves); what names the tool or
+// the resource, as the log attribute it is. A call whose context
 // ended first — the client cancelled it (notifications/cancelled), its
 // session or connection ended, the owner is stopping — failed for that
 // reason and no other: it answers errCancelled, logged at debug level
 // only. (The SDK answers every request it took, cancelled or not; a client
 // ignores the answer to a request it cancelled.)
-func (s *server) failure(ctx context.Context, what string, err error) error {
+func (s *server) failure(ctx context.Context, what slog.Attr, err error) error {
 	if ctx.Err() != nil {
-		s.log.Debug("mcp call cancelled", "what", what, "err", err)
+		s.log.Debug("mcp call cancelled", what, workspace.LogErr, err)
 		return errCancelled
 	}
 	s.logFailure(what, err)
@@ -258,11 +260,11 @@ func (s *server) failure(ctx context.Context, what string, err error) error {
 }
 
 // logFailure logs what the caller cannot act on; its detail never leaves.
-func (s *server) logFailure(tool string, err error) {
+func (s *server) logFailure(what slog.Attr, err error) {
 	switch workspace.ErrorCode(err) {
 	case workspace.CodeInternal:
-		s.log.Error("mcp call failed", "what", tool, "err", err)
+		s.log.Error("mcp call failed", what, workspace.LogErr, err)
 	case workspace.CodeUnavailable:
-		s.log.Warn("mcp call failed", "what", tool, "err", err)
+		s.log.Warn("mcp call failed", what, workspace.LogErr, err)
 	}
 }

@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +22,29 @@ func testContent(t *testing.T, h Harness) {
 	if h.Root == "" {
 		t.Skip("harness has no ingest root")
 	}
+	ce := newContentEnv(t, h)
+	ce.wholeAndRanges(t)
+	ce.paged(t)
+	ce.documentEvidence(t)
+	ce.scopeAndRevoked(t)
+	ce.changed(t)
+}
+
+// contentEnv is an indexed source holding steps.go, whose text is code
+// (its lines, each with its "\n"), and a reader of it.
+type contentEnv struct {
+	h     Harness
+	dir   string
+	root  string // dir, its symlinks resolved
+	src   string
+	code  string
+	lines []string
+	r     interfaces.Service
+	rctx  context.Context
+}
+
+func newContentEnv(t *testing.T, h Harness) *contentEnv {
+	t.Helper()
 	dir := filepath.Join(h.Root, "content-me")
 	var b strings.Builder
 	b.WriteString("package content\n\n")
@@ -44,72 +68,84 @@ func testContent(t *testing.T, h Harness) {
 	}
 	src := waitJob(t, w, wctx, res.Job.ID).SourceID
 	r, rctx := h.As(t, workspace.GrantRead, nil)
-	content := func(req interfaces.InspectRequest) (query.FileContent, error) {
-		t.Helper()
-		req.Subject, req.SourceID = "content", src
-		out, err := r.Inspect(rctx, interfaces.InspectArgs{Request: req})
-		if err != nil {
-			return query.FileContent{}, err
-		}
-		raw, err := json.Marshal(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fc struct {
-			Result query.FileContent `json:"result"`
-		}
-		if err := json.Unmarshal(raw, &fc); err != nil {
-			t.Fatal(err)
-		}
-		// used_tokens counts the structured JSON exactly.
-		c, _ := render.CounterFor(fc.Result.Budget.Counter)
-		if n := c.CountBytes(raw); fc.Result.Budget == nil || n != fc.Result.Budget.UsedTokens || n > fc.Result.Budget.MaxTokens {
-			t.Errorf("content %+v: used_tokens %+v, recount %d", req, fc.Result.Budget, n)
-		}
-		return fc.Result, nil
-	}
 	lines := strings.SplitAfter(code, "\n")
 	lines = lines[:len(lines)-1] // after the final "\n"
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &contentEnv{h: h, dir: dir, root: root, src: src, code: code, lines: lines, r: r, rctx: rctx}
+}
 
-	// The whole file, under a budget that holds it.
-	whole, err := content(interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: 100000}})
+// content inspects the content of a file of the source; its used_tokens
+// must count the structured JSON exactly.
+func (ce *contentEnv) content(t *testing.T, req interfaces.InspectRequest) (query.FileContent, error) {
+	t.Helper()
+	req.Subject, req.SourceID = "content", ce.src
+	out, err := ce.r.Inspect(ce.rctx, interfaces.InspectArgs{Request: req})
+	if err != nil {
+		return query.FileContent{}, err
+	}
+	raw, err := json.Marshal(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole.Text != code || whole.Lines != len(lines) || whole.StartLine != 1 || whole.EndLine != len(lines) ||
-		whole.Truncated || whole.NextCursor != nil || whole.Stale || whole.File != filepath.Join(root, "steps.go") {
+	var fc struct {
+		Result query.FileContent `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &fc); err != nil {
+		t.Fatal(err)
+	}
+	// used_tokens counts the structured JSON exactly.
+	c, _ := render.CounterFor(fc.Result.Budget.Counter)
+	if n := c.CountBytes(raw); fc.Result.Budget == nil || n != fc.Result.Budget.UsedTokens || n > fc.Result.Budget.MaxTokens {
+		t.Errorf("content %+v: used_tokens %+v, recount %d", req, fc.Result.Budget, n)
+	}
+	return fc.Result, nil
+}
+
+// wholeAndRanges: the whole file under a budget that holds it, a range, a
+// range past the end, and the ranges and paths refused.
+func (ce *contentEnv) wholeAndRanges(t *testing.T) {
+	// The whole file, under a budget that holds it.
+	whole, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: 100000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Text != ce.code || whole.Lines != len(ce.lines) || whole.StartLine != 1 || whole.EndLine != len(ce.lines) ||
+		whole.Truncated || whole.NextCursor != nil || whole.Stale || whole.File != filepath.Join(ce.root, "steps.go") {
 		t.Fatalf("whole file: %+v", whole)
 	}
 	// A range.
-	part, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: 10, EndLine: 14})
-	if err != nil || part.Text != strings.Join(lines[9:14], "") || part.StartLine != 10 || part.EndLine != 14 {
+	part, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: 10, EndLine: 14})
+	if err != nil || part.Text != strings.Join(ce.lines[9:14], "") || part.StartLine != 10 || part.EndLine != 14 {
 		t.Fatalf("range 10-14: %+v %v", part, err)
 	}
 	// A range that ends past the end ends at the last line; one that
 	// starts past it is refused.
-	tail, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: len(lines) - 1, EndLine: len(lines) + 50})
-	if err != nil || tail.EndLine != len(lines) || tail.Text != strings.Join(lines[len(lines)-2:], "") {
+	tail, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: len(ce.lines) - 1, EndLine: len(ce.lines) + 50})
+	if err != nil || tail.EndLine != len(ce.lines) || tail.Text != strings.Join(ce.lines[len(ce.lines)-2:], "") {
 		t.Fatalf("range past the end: %+v %v", tail, err)
 	}
-	_, err = content(interfaces.InspectRequest{Path: "steps.go", StartLine: len(lines) + 1})
+	_, err = ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: len(ce.lines) + 1})
 	wantCode(t, "start past the end", err, workspace.CodeInvalidArgument)
-	_, err = content(interfaces.InspectRequest{Path: "steps.go", StartLine: 9, EndLine: 3})
+	_, err = ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: 9, EndLine: 3})
 	wantCode(t, "end before start", err, workspace.CodeInvalidArgument)
-	_, err = content(interfaces.InspectRequest{Path: "../outside.go"})
+	_, err = ce.content(t, interfaces.InspectRequest{Path: "../outside.go"})
 	wantCode(t, "a path the source did not index", err, workspace.CodeNotFound)
-	_, err = content(interfaces.InspectRequest{})
+	_, err = ce.content(t, interfaces.InspectRequest{})
 	wantCode(t, "no path", err, workspace.CodeInvalidArgument)
+}
 
-	// A small budget: pages of whole lines, next_cursor to the rest, every
+// paged: under a small budget, pages of whole lines, next_cursor to the
+// rest, every line once and in order.
+func (ce *contentEnv) paged(t *testing.T) {
+	// A small budget: pages of whole ce.lines, next_cursor to the rest, every
 	// line once and in order.
 	var got strings.Builder
 	cursor, pages := "", 0
 	for {
-		page, err := content(interfaces.InspectRequest{Path: "steps.go", Cursor: cursor, Budget: &query.Budget{MaxTokens: 600}})
+		page, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", Cursor: cursor, Budget: &query.Budget{MaxTokens: 600}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,17 +159,20 @@ func testContent(t *testing.T, h Harness) {
 		}
 		cursor = *page.NextCursor
 	}
-	if got.String() != code || pages < 3 {
-		t.Fatalf("paged content: %d pages, same text %v", pages, got.String() == code)
+	if got.String() != ce.code || pages < 3 {
+		t.Fatalf("paged content: %d pages, same text %v", pages, got.String() == ce.code)
 	}
+}
 
+// documentEvidence: a document's evidence is the file's indexed text.
+func (ce *contentEnv) documentEvidence(t *testing.T) {
 	// A document's evidence is the file's indexed text.
-	out, err := r.Search(rctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "Step7", Filters: &query.Filters{Sources: []string{src}}}})
+	out, err := ce.r.Search(ce.rctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "Step7", Filters: &query.Filters{Sources: []string{ce.src}}}})
 	if err != nil || len(out.Result.Hits) == 0 {
 		t.Fatalf("search: %v", err)
 	}
 	doc := ""
-	for e, err := r.Evidence(rctx, out.Result.Hits[0].EvidenceID); err == nil; e, err = r.Evidence(rctx, *e.Evidence.ParentID) {
+	for e, err := ce.r.Evidence(ce.rctx, out.Result.Hits[0].EvidenceID); err == nil; e, err = ce.r.Evidence(ce.rctx, *e.Evidence.ParentID) {
 		if e.Evidence.Level == "document" {
 			doc = e.Evidence.Text
 			break
@@ -142,22 +181,26 @@ func testContent(t *testing.T, h Harness) {
 			break
 		}
 	}
-	if doc != code {
-		t.Errorf("the document's evidence text is not the file (%d bytes, want %d)", len(doc), len(code))
+	if doc != ce.code {
+		t.Errorf("the document's evidence text is not the file (%d bytes, want %d)", len(doc), len(ce.code))
 	}
+}
 
+// scopeAndRevoked: out of the caller's collections, not found; a revoked
+// token, refused.
+func (ce *contentEnv) scopeAndRevoked(t *testing.T) {
 	// Out of the caller's collections: not found. A revoked token: refused.
-	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
-	_, err = other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: src, Path: "steps.go"}})
+	other, octx := ce.h.As(t, workspace.GrantRead, []string{"b"})
+	_, err := other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: ce.src, Path: "steps.go"}})
 	wantCode(t, "another collection's file", err, workspace.CodeNotFound)
-	if h.WithSecret != nil {
-		admin, actx := h.As(t, workspace.GrantManage, nil)
+	if ce.h.WithSecret != nil {
+		admin, actx := ce.h.As(t, workspace.GrantManage, nil)
 		tok, err := admin.CreateToken(actx, interfaces.CreateTokenRequest{Grant: workspace.GrantRead, Name: "content-revoked"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts, tctx := h.WithSecret(t, tok.Token)
-		req := interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: src, Path: "steps.go"}}
+		ts, tctx := ce.h.WithSecret(t, tok.Token)
+		req := interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "content", SourceID: ce.src, Path: "steps.go"}}
 		if _, err := ts.Inspect(tctx, req); err != nil {
 			t.Fatalf("before the revoke: %v", err)
 		}
@@ -167,13 +210,17 @@ func testContent(t *testing.T, h Harness) {
 		_, err = ts.Inspect(tctx, req)
 		wantCode(t, "a revoked token", err, workspace.CodeUnauthenticated)
 	}
+}
 
-	// Changed since indexing: the indexed lines, marked stale.
-	if err := os.WriteFile(filepath.Join(dir, "steps.go"), []byte("package content // rewritten\n"), 0o644); err != nil {
+// changed: a file changed since indexing answers the indexed lines,
+// marked stale.
+func (ce *contentEnv) changed(t *testing.T) {
+	// Changed since indexing: the indexed ce.lines, marked stale.
+	if err := os.WriteFile(filepath.Join(ce.dir, "steps.go"), []byte("package content // rewritten\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed, err := content(interfaces.InspectRequest{Path: "steps.go", StartLine: 1, EndLine: 3})
-	if err != nil || !changed.Stale || changed.Text != strings.Join(lines[:3], "") {
+	changed, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: 1, EndLine: 3})
+	if err != nil || !changed.Stale || changed.Text != strings.Join(ce.lines[:3], "") {
 		t.Fatalf("after a change: %+v %v", changed, err)
 	}
 }

@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -31,20 +32,43 @@ func testInspect(t *testing.T, h Harness) {
 	if h.Root == "" {
 		t.Skip("harness has no ingest root")
 	}
+	e := newInspectEnv(t, h)
+	rep, sels := e.reports(t)
+	assetID := e.asset(t, sels)
+	e.coverage(t)
+	e.content(t)
+	e.earlierRevision(t, rep)
+	e.errorsAndScope(t, assetID)
+}
+
+// inspectFiles are the files of the source testInspect inspects.
+var inspectFiles = map[string][]byte{
+	"README.md":       []byte("# Inspect\n\nSome words.\n"),
+	"main.go":         []byte("package main\n\nfunc main() {}\n"),
+	"notes.txt":       []byte("plain text\n"),
+	"logo.png":        png1x1,
+	"blob.bin":        {0, 1, 2, 3, 0, 0, 7},
+	"bad.txt":         {'o', 'k', 0xff, 0xfe, '\n'},
+	"ignored.log":     []byte("ignored\n"),
+	".gitignore":      []byte("*.log\n"),
+	"sub/deeper.md":   []byte("# Deeper\n\ntext\n"),
+	"sub/another.txt": []byte("another\n"),
+}
+
+// inspectEnv is an indexed source of inspectFiles, its writer and a reader.
+type inspectEnv struct {
+	h    Harness
+	dir  string
+	src  string
+	w, r interfaces.Service
+	wctx context.Context
+	rctx context.Context
+}
+
+func newInspectEnv(t *testing.T, h Harness) *inspectEnv {
+	t.Helper()
 	dir := filepath.Join(h.Root, "inspect-me")
-	files := map[string][]byte{
-		"README.md":       []byte("# Inspect\n\nSome words.\n"),
-		"main.go":         []byte("package main\n\nfunc main() {}\n"),
-		"notes.txt":       []byte("plain text\n"),
-		"logo.png":        png1x1,
-		"blob.bin":        {0, 1, 2, 3, 0, 0, 7},
-		"bad.txt":         {'o', 'k', 0xff, 0xfe, '\n'},
-		"ignored.log":     []byte("ignored\n"),
-		".gitignore":      []byte("*.log\n"),
-		"sub/deeper.md":   []byte("# Deeper\n\ntext\n"),
-		"sub/another.txt": []byte("another\n"),
-	}
-	for name, b := range files {
+	for name, b := range inspectFiles {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -59,17 +83,24 @@ func testInspect(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	job := waitJob(t, w, wctx, res.Job.ID)
-	src := job.SourceID
 	r, rctx := h.As(t, workspace.GrantRead, nil)
-	inspect := func(req interfaces.InspectRequest) (map[string]any, error) {
-		out, err := r.Inspect(rctx, interfaces.InspectArgs{Request: req})
-		if err != nil {
-			return nil, err
-		}
-		return asMap(t, out.Result), nil
-	}
+	return &inspectEnv{h: h, dir: dir, src: job.SourceID, w: w, wctx: wctx, r: r, rctx: rctx}
+}
 
-	rep, err := inspect(interfaces.InspectRequest{Subject: "source", SourceID: src})
+// inspect asks the reader, and answers the result as a map.
+func (e *inspectEnv) inspect(t *testing.T, req interfaces.InspectRequest) (map[string]any, error) {
+	t.Helper()
+	out, err := e.r.Inspect(e.rctx, interfaces.InspectArgs{Request: req})
+	if err != nil {
+		return nil, err
+	}
+	return asMap(t, out.Result), nil
+}
+
+// reports: the source report, its revisions, extractions, channels and
+// selections; it answers the report and the selections.
+func (e *inspectEnv) reports(t *testing.T) (rep, sels map[string]any) {
+	rep, err := e.inspect(t, interfaces.InspectRequest{Subject: "source", SourceID: e.src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,38 +113,48 @@ func testInspect(t *testing.T, h Harness) {
 		t.Fatal("source report has no revision")
 	}
 
-	revs, err := inspect(interfaces.InspectRequest{Subject: "revisions", SourceID: src})
+	revs, err := e.inspect(t, interfaces.InspectRequest{Subject: "revisions", SourceID: e.src})
 	if err != nil || len(revs["items"].([]any)) != 1 {
 		t.Fatalf("revisions %v %v", revs, err)
 	}
-	exts, err := inspect(interfaces.InspectRequest{Subject: "extractions", SourceID: src})
+	exts, err := e.inspect(t, interfaces.InspectRequest{Subject: "extractions", SourceID: e.src})
 	if err != nil || len(exts["items"].([]any)) == 0 {
 		t.Fatalf("extractions %v %v", exts, err)
 	}
 	extID := exts["items"].([]any)[0].(map[string]any)["id"].(string)
-	chans, err := inspect(interfaces.InspectRequest{Subject: "channels", SourceID: src, ExtractionID: extID})
+	chans, err := e.inspect(t, interfaces.InspectRequest{Subject: "channels", SourceID: e.src, ExtractionID: extID})
 	if err != nil || len(chans["items"].([]any)) == 0 {
 		t.Fatalf("channels %v %v", chans, err)
 	}
-	sels, err := inspect(interfaces.InspectRequest{Subject: "source_selections", SourceID: src})
+	sels, err = e.inspect(t, interfaces.InspectRequest{Subject: "source_selections", SourceID: e.src})
 	if err != nil || len(sels["items"].([]any)) != 1 || sels["items"].([]any)[0].(map[string]any)["selector"] != "asset" {
 		t.Fatalf("selections %v %v", sels, err)
 	}
+	return rep, sels
+}
 
+// asset: the image is an asset with its MIME type; it answers its id.
+func (e *inspectEnv) asset(t *testing.T, sels map[string]any) string {
 	// The image is an asset with its MIME type; others cannot read it.
 	assetID, _ := sels["items"].([]any)[0].(map[string]any)["asset_id"].(string)
-	a, err := r.Asset(rctx, assetID)
+	a, err := e.r.Asset(e.rctx, assetID)
 	if err != nil || a.MIME != "image/png" || string(a.Bytes) != string(png1x1) {
 		t.Fatalf("asset %q: %v %q %d bytes", assetID, err, a.MIME, len(a.Bytes))
 	}
-	_, err = r.Asset(rctx, "../../etc/passwd")
+	_, err = e.r.Asset(e.rctx, "../../etc/passwd")
 	wantCode(t, "asset path traversal", err, workspace.CodeNotFound)
+	return assetID
+}
 
+// coverage, paged two at a time, lists every path once with its status;
+// a cursor is bound to its request and scope.
+func (e *inspectEnv) coverage(t *testing.T) {
+	var err error
 	// Coverage, paged two at a time, lists every path once with its status.
 	seen := map[string]string{}
 	cursor := ""
 	for pages := 0; pages < 20; pages++ {
-		page, err := inspect(interfaces.InspectRequest{Subject: "coverage", SourceID: src, Limit: 2, Cursor: cursor})
+		page, err := e.inspect(t, interfaces.InspectRequest{Subject: "coverage", SourceID: e.src, Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,14 +177,17 @@ func testInspect(t *testing.T, h Harness) {
 		}
 	}
 	// A cursor is bound to its request and scope.
-	first, _ := inspect(interfaces.InspectRequest{Subject: "coverage", SourceID: src, Limit: 2})
+	first, _ := e.inspect(t, interfaces.InspectRequest{Subject: "coverage", SourceID: e.src, Limit: 2})
 	c := first["next_cursor"].(string)
-	_, err = inspect(interfaces.InspectRequest{Subject: "revisions", SourceID: src, Cursor: c})
+	_, err = e.inspect(t, interfaces.InspectRequest{Subject: "revisions", SourceID: e.src, Cursor: c})
 	wantCode(t, "coverage cursor on revisions", err, workspace.CodeInvalidArgument)
+}
 
+// content is present while the file is unchanged, stale after an edit.
+func (e *inspectEnv) content(t *testing.T) {
 	// Content: present while the file is unchanged, stale after an edit.
 	withContent := func() map[string]map[string]any {
-		page, err := inspect(interfaces.InspectRequest{Subject: "coverage", SourceID: src, IncludeContent: true, Limit: 50})
+		page, err := e.inspect(t, interfaces.InspectRequest{Subject: "coverage", SourceID: e.src, IncludeContent: true, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,36 +199,44 @@ func testInspect(t *testing.T, h Harness) {
 		return out
 	}
 	got := withContent()
-	if got["main.go"]["content"] != string(files["main.go"]) || got["main.go"]["stale"] != false {
+	if got["main.go"]["content"] != string(inspectFiles["main.go"]) || got["main.go"]["stale"] != false {
 		t.Fatalf("main.go content %v", got["main.go"])
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main // edited\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.dir, "main.go"), []byte("package main // edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got = withContent()
 	if got["main.go"]["content"] != nil || got["main.go"]["stale"] != true {
 		t.Fatalf("edited main.go %v", got["main.go"])
 	}
+}
 
+// earlierRevision: after a second revision, the first one's files and
+// coverage are not answered with today's.
+func (e *inspectEnv) earlierRevision(t *testing.T, rep map[string]any) {
 	// After a second revision, the first one's files and coverage are not
 	// answered with today's: only the current revision keeps them.
 	firstRev := rep["source"].(map[string]any)["current_revision_id"].(string)
-	if err := os.Remove(filepath.Join(dir, "notes.txt")); err != nil {
+	if err := os.Remove(filepath.Join(e.dir, "notes.txt")); err != nil {
 		t.Fatal(err)
 	}
-	synced, err := w.AddSources(wctx, interfaces.AddSourcesRequest{Action: "sync", SourceID: src})
+	synced, err := e.w.AddSources(e.wctx, interfaces.AddSourcesRequest{Action: "sync", SourceID: e.src})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJob(t, w, wctx, synced.Job.ID)
+	waitJob(t, e.w, e.wctx, synced.Job.ID)
 	for _, subject := range []string{"coverage", "revisions"} {
-		_, err := inspect(interfaces.InspectRequest{Subject: subject, SourceID: src, RevisionID: firstRev})
+		_, err := e.inspect(t, interfaces.InspectRequest{Subject: subject, SourceID: e.src, RevisionID: firstRev})
 		wantCode(t, subject+" of an earlier revision", err, workspace.CodeInvalidArgument)
 	}
-	if _, err := inspect(interfaces.InspectRequest{Subject: "revisions", SourceID: src}); err != nil {
+	if _, err := e.inspect(t, interfaces.InspectRequest{Subject: "revisions", SourceID: e.src}); err != nil {
 		t.Fatalf("revisions: %v", err)
 	}
+}
 
+// errorsAndScope: bad requests, and another collection's source and asset.
+func (e *inspectEnv) errorsAndScope(t *testing.T, assetID string) {
+	var err error
 	// Errors and scope.
 	for _, tc := range []struct {
 		name string
@@ -193,17 +245,17 @@ func testInspect(t *testing.T, h Harness) {
 	}{
 		{"no source", interfaces.InspectRequest{Subject: "source"}, workspace.CodeInvalidArgument},
 		{"unknown source", interfaces.InspectRequest{Subject: "source", SourceID: "src_nope"}, workspace.CodeNotFound},
-		{"bad subject", interfaces.InspectRequest{Subject: "everything", SourceID: src}, workspace.CodeInvalidArgument},
-		{"unknown revision", interfaces.InspectRequest{Subject: "extractions", SourceID: src, RevisionID: "rev_nope"}, workspace.CodeNotFound},
-		{"unknown extraction", interfaces.InspectRequest{Subject: "channels", SourceID: src, ExtractionID: "x"}, workspace.CodeNotFound},
-		{"content with source", interfaces.InspectRequest{Subject: "source", SourceID: src, IncludeContent: true}, workspace.CodeInvalidArgument},
-		{"limit", interfaces.InspectRequest{Subject: "coverage", SourceID: src, Limit: 100000}, workspace.CodeInvalidArgument},
+		{"bad subject", interfaces.InspectRequest{Subject: "everything", SourceID: e.src}, workspace.CodeInvalidArgument},
+		{"unknown revision", interfaces.InspectRequest{Subject: "extractions", SourceID: e.src, RevisionID: "rev_nope"}, workspace.CodeNotFound},
+		{"unknown extraction", interfaces.InspectRequest{Subject: "channels", SourceID: e.src, ExtractionID: "x"}, workspace.CodeNotFound},
+		{"content with source", interfaces.InspectRequest{Subject: "source", SourceID: e.src, IncludeContent: true}, workspace.CodeInvalidArgument},
+		{"limit", interfaces.InspectRequest{Subject: "coverage", SourceID: e.src, Limit: 100000}, workspace.CodeInvalidArgument},
 	} {
-		_, err := inspect(tc.req)
+		_, err := e.inspect(t, tc.req)
 		wantCode(t, tc.name, err, tc.code)
 	}
-	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
-	_, err = other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: src}})
+	other, octx := e.h.As(t, workspace.GrantRead, []string{"b"})
+	_, err = other.Inspect(octx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: e.src}})
 	wantCode(t, "another collection's source", err, workspace.CodeNotFound)
 	_, err = other.Asset(octx, assetID)
 	wantCode(t, "another collection's asset", err, workspace.CodeNotFound)

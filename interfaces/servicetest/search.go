@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -31,6 +32,26 @@ func testSearch(t *testing.T, h Harness) {
 	if h.Root == "" {
 		t.Skip("harness has no ingest root")
 	}
+	e := newSearchEnv(t, h)
+	e.identifiersAndPhrases(t)
+	e.budgets(t)
+	top, out := e.evidence(t)
+	e.otherCollection(t, top, out)
+	e.staleHits(t, top)
+	e.runs(t, out)
+}
+
+// searchEnv is a source of a few files, indexed, and a reader of it.
+type searchEnv struct {
+	h    Harness
+	dir  string
+	src  string
+	r    interfaces.Service
+	rctx context.Context
+}
+
+func newSearchEnv(t *testing.T, h Harness) *searchEnv {
+	t.Helper()
 	dir := filepath.Join(h.Root, "searchable")
 	files := map[string]string{
 		"server/http.go":  "package server\n\n// ParseHTTPRequest reads the request line of an HTTP request.\nfunc ParseHTTPRequest(line string) (string, error) {\n\treturn strings.TrimSpace(line), nil\n}\n",
@@ -53,24 +74,30 @@ func testSearch(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	waitJob(t, w, wctx, res.Job.ID)
-	src := res.Job.SourceID
 	r, rctx := h.As(t, workspace.GrantRead, nil)
-	search := func(args interfaces.SearchArgs) interfaces.SearchOutput {
-		t.Helper()
-		out, err := r.Search(rctx, args)
-		if err != nil {
-			t.Fatalf("search %+v: %v", args.Request, err)
-		}
-		return out
-	}
-	inSource := &query.Filters{Sources: []string{src}}
-	q := func(question string) *query.QueryRequest {
-		return &query.QueryRequest{Question: question, Filters: inSource}
-	}
+	return &searchEnv{h: h, dir: dir, src: res.Job.SourceID, r: r, rctx: rctx}
+}
 
-	// Identifiers match split and whole, both ways.
+// search is a search that must answer.
+func (e *searchEnv) search(t *testing.T, args interfaces.SearchArgs) interfaces.SearchOutput {
+	t.Helper()
+	out, err := e.r.Search(e.rctx, args)
+	if err != nil {
+		t.Fatalf("search %+v: %v", args.Request, err)
+	}
+	return out
+}
+
+// q asks question within the source.
+func (e *searchEnv) q(question string) *query.QueryRequest {
+	return &query.QueryRequest{Question: question, Filters: &query.Filters{Sources: []string{e.src}}}
+}
+
+// identifiersAndPhrases: identifiers match split and whole, hits name
+// their files, phrases match adjacent words, and any question is one.
+func (e *searchEnv) identifiersAndPhrases(t *testing.T) {
 	for _, question := range []string{"parse http request", "ParseHTTPRequest", "parse_http_request"} {
-		out := search(interfaces.SearchArgs{Request: q(question)})
+		out := e.search(t, interfaces.SearchArgs{Request: e.q(question)})
 		if len(out.Result.Hits) < 2 {
 			t.Fatalf("%q: %d hits", question, len(out.Result.Hits))
 		}
@@ -83,11 +110,11 @@ func testSearch(t *testing.T, h Harness) {
 		}
 	}
 	// Every hit names its file by a path that opens with no further call.
-	root, err := filepath.EvalSymlinks(dir)
+	root, err := filepath.EvalSymlinks(e.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, hit := range search(interfaces.SearchArgs{Request: q("parse http request")}).Result.Hits {
+	for _, hit := range e.search(t, interfaces.SearchArgs{Request: e.q("parse http request")}).Result.Hits {
 		if want := filepath.Join(root, filepath.FromSlash(hit.Path)); hit.File != want {
 			t.Errorf("hit %s: file %q, want %q", hit.Path, hit.File, want)
 		}
@@ -96,26 +123,29 @@ func testSearch(t *testing.T, h Harness) {
 		}
 	}
 	// A quoted phrase matches adjacent words only.
-	out := search(interfaces.SearchArgs{Request: q(`"lazy dog"`)})
+	out := e.search(t, interfaces.SearchArgs{Request: e.q(`"lazy dog"`)})
 	if len(out.Result.Hits) != 1 || out.Result.Hits[0].Path != "docs/guide.md" {
 		t.Fatalf("phrase: %+v", out.Result.Hits)
 	}
-	if n := len(search(interfaces.SearchArgs{Request: q(`"dog lazy"`)}).Result.Hits); n != 0 {
+	if n := len(e.search(t, interfaces.SearchArgs{Request: e.q(`"dog lazy"`)}).Result.Hits); n != 0 {
 		t.Fatalf("reversed phrase matched %d", n)
 	}
 	// Any characters at all are a question, never a syntax error.
 	for _, question := range []string{`"unbalanced`, `AND OR NOT`, `col:umn*`, `(((`, `C++ p53/MDM2 5'-UTR`, `NEAR(a b)`, "\x00\xff"} {
-		if _, err := r.Search(rctx, interfaces.SearchArgs{Request: q(question)}); err != nil && workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
+		if _, err := e.r.Search(e.rctx, interfaces.SearchArgs{Request: e.q(question)}); err != nil && workspace.ErrorCode(err) != workspace.CodeInvalidArgument {
 			t.Errorf("question %q: %v", question, err)
 		}
 	}
+}
 
-	// The budget counts the exact bytes that travel.
+// budgets: the budget counts the exact bytes that travel, in every render.
+func (e *searchEnv) budgets(t *testing.T) {
+	var err error
 	for _, render := range []string{"", interfaces.RenderAgent, interfaces.RenderMarkdown, interfaces.RenderHierarchical} {
 		for _, budget := range []int{400, 1000, 20000} {
-			args := interfaces.SearchArgs{Request: q("request budget token fox"), Render: render}
+			args := interfaces.SearchArgs{Request: e.q("request budget token fox"), Render: render}
 			args.Request.Budget = &query.Budget{MaxTokens: budget}
-			out := search(args)
+			out := e.search(t, args)
 			b := out.Result.Budget
 			if got := recount(t, out, b.Counter); got != b.UsedTokens || b.UsedTokens > budget || b.MaxTokens != budget {
 				t.Errorf("render %q budget %d: used %d, recount %d", render, budget, b.UsedTokens, got)
@@ -146,21 +176,25 @@ func testSearch(t *testing.T, h Harness) {
 			}
 		}
 	}
-	small := q("fox")
+	small := e.q("fox")
 	small.Budget = &query.Budget{MaxTokens: 5}
-	_, err = r.Search(rctx, interfaces.SearchArgs{Request: small})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{Request: small})
 	wantCode(t, "budget below the empty answer", err, workspace.CodeOutputBudgetExceeded)
-	_, err = r.Search(rctx, interfaces.SearchArgs{})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{})
 	wantCode(t, "no request", err, workspace.CodeInvalidArgument)
-	_, err = r.Search(rctx, interfaces.SearchArgs{Request: q("x"), ReplayRunID: "run_x"})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{Request: e.q("x"), ReplayRunID: "run_x"})
 	wantCode(t, "request and replay", err, workspace.CodeInvalidArgument)
-	_, err = r.Search(rctx, interfaces.SearchArgs{Request: q("x"), Render: "html@9"})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{Request: e.q("x"), Render: "html@9"})
 	wantCode(t, "unknown render", err, workspace.CodeInvalidArgument)
+}
 
+// evidence: a hit's evidence reads back whole; it answers the top hit and
+// its search.
+func (e *searchEnv) evidence(t *testing.T) (query.Hit, interfaces.SearchOutput) {
 	// Evidence reads back whole; a hit's text is the evidence text.
-	out = search(interfaces.SearchArgs{Request: q("ParseHTTPRequest")})
+	out := e.search(t, interfaces.SearchArgs{Request: e.q("ParseHTTPRequest")})
 	top := out.Result.Hits[0]
-	ev, err := r.Evidence(rctx, top.EvidenceID)
+	ev, err := e.r.Evidence(e.rctx, top.EvidenceID)
 	if err != nil || top.Text == nil || ev.Evidence.Text != *top.Text || ev.Evidence.Hash != top.Hash {
 		t.Fatalf("evidence %v: %+v", err, ev)
 	}
@@ -174,17 +208,22 @@ func testSearch(t *testing.T, h Harness) {
 	if top.Language == "" || top.Language != ev.Evidence.Language {
 		t.Errorf("top hit language %q, evidence %q", top.Language, ev.Evidence.Language)
 	}
-	_, err = r.Evidence(rctx, "ev_nope")
+	_, err = e.r.Evidence(e.rctx, "ev_nope")
 	wantCode(t, "unknown evidence", err, workspace.CodeNotFound)
+	return top, out
+}
 
+// otherCollection: another collection sees nothing: no hits, no count, no
+// evidence, and no use of a cursor.
+func (e *searchEnv) otherCollection(t *testing.T, top query.Hit, out interfaces.SearchOutput) {
 	// Another collection sees nothing: no hits, no count, no evidence.
-	other, octx := h.As(t, workspace.GrantRead, []string{"b"})
+	other, octx := e.h.As(t, workspace.GrantRead, []string{"b"})
 	oout, err := other.Search(octx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "ParseHTTPRequest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, hit := range oout.Result.Hits {
-		if hit.SourceID == src {
+		if hit.SourceID == e.src {
 			t.Fatalf("collection b sees %s", hit.Path)
 		}
 	}
@@ -194,17 +233,19 @@ func testSearch(t *testing.T, h Harness) {
 		_, err = other.Search(octx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "ParseHTTPRequest", Cursor: *out.Result.NextCursor}})
 		wantCode(t, "cursor under another scope", err, workspace.CodeInvalidArgument)
 	}
+}
 
-	// Stale: an edit and a delete show without a re-sync.
-	if err := os.WriteFile(filepath.Join(dir, "server", "http.go"), []byte("package server // rewritten\n"), 0o644); err != nil {
+// staleHits: an edit and a delete show without a re-sync.
+func (e *searchEnv) staleHits(t *testing.T, top query.Hit) {
+	if err := os.WriteFile(filepath.Join(e.dir, "server", "http.go"), []byte("package server // rewritten\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, "notes", "gone.md")); err != nil {
+	if err := os.Remove(filepath.Join(e.dir, "notes", "gone.md")); err != nil {
 		t.Fatal(err)
 	}
 	for question, want := range map[string][2]string{"ParseHTTPRequest": {"server/http.go", "changed"}, "zebra ephemeral": {"notes/gone.md", "deleted"}} {
 		path := want[0]
-		out := search(interfaces.SearchArgs{Request: q(question)})
+		out := e.search(t, interfaces.SearchArgs{Request: e.q(question)})
 		found := false
 		for _, hit := range out.Result.Hits {
 			if hit.Path == path {
@@ -220,13 +261,15 @@ func testSearch(t *testing.T, h Harness) {
 			t.Errorf("%q no longer finds %s", question, path)
 		}
 	}
-	ev, err = r.Evidence(rctx, top.EvidenceID)
+	ev, err := e.r.Evidence(e.rctx, top.EvidenceID)
 	if err != nil || !ev.Evidence.Stale || ev.Evidence.StaleReason == nil || *ev.Evidence.StaleReason != "changed" {
 		t.Fatalf("evidence after the edit: %v stale=%v reason=%v", err, ev.Evidence.Stale, ev.Evidence.StaleReason)
 	}
+}
 
-	// Runs: each search is recorded; this workspace keeps metadata only.
-	runs, err := r.Discover(rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "runs", Limit: 200}})
+// runs: each search is recorded; this workspace keeps metadata only.
+func (e *searchEnv) runs(t *testing.T, out interfaces.SearchOutput) {
+	runs, err := e.r.Discover(e.rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "runs", Limit: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,8 +282,8 @@ func testSearch(t *testing.T, h Harness) {
 	if mine == nil || mine["retained"] != false || len(mine["hits"].([]any)) != len(out.Result.Hits) {
 		t.Fatalf("run %s not listed as expected: %v", out.Result.RunID, mine)
 	}
-	_, err = r.Search(rctx, interfaces.SearchArgs{ReplayRunID: out.Result.RunID})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{ReplayRunID: out.Result.RunID})
 	wantCode(t, "replay without a kept body", err, workspace.CodeReplayUnavailable)
-	_, err = r.Search(rctx, interfaces.SearchArgs{ReplayRunID: "run_nope"})
+	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{ReplayRunID: "run_nope"})
 	wantCode(t, "replay of an unknown run", err, workspace.CodeNotFound)
 }

@@ -1,6 +1,7 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -21,9 +22,36 @@ func testRemoveSource(t *testing.T, h Harness) {
 	if h.Root == "" {
 		t.Skip("harness has no ingest root")
 	}
+	e := newRemovalEnv(t, h)
+	one, err := e.add(t, filepath.Join(e.base, "one"), "a")
+	if err != nil || one.State != jobs.StateSucceeded {
+		t.Fatalf("add one: %v %+v", err, one)
+	}
+	e.deletedFileCounted(t, one)
+	inB := e.overlap(t, one)
+	e.refusals(t, one)
+	e.removed(t, one)
+	e.readdAndManage(t, inB)
+}
+
+// removalEnv is a tree of two folders, a writer and a reader of
+// collection a and a writer of collection b.
+type removalEnv struct {
+	h          Harness
+	base       string
+	wa, wb, ra interfaces.Service
+	actx, bctx context.Context
+	rctx       context.Context
+}
+
+func newRemovalEnv(t *testing.T, h Harness) *removalEnv {
+	t.Helper()
 	base := filepath.Join(h.Root, "removal")
-	write := func(rel, body string) {
-		t.Helper()
+	for rel, body := range map[string]string{
+		"one/a.md": "# Quetzal\n\nThe quetzal nests here.\n",
+		"one/b.md": "# Other\n\nAnother page.\n",
+		"two/c.md": "# Quetzal two\n\nA second quetzal.\n",
+	} {
 		p := filepath.Join(base, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -32,100 +60,108 @@ func testRemoveSource(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	write("one/a.md", "# Quetzal\n\nThe quetzal nests here.\n")
-	write("one/b.md", "# Other\n\nAnother page.\n")
-	write("two/c.md", "# Quetzal two\n\nA second quetzal.\n")
-	wa, actx := h.As(t, workspace.GrantWrite, []string{"a"})
-	add := func(path, collection string) (jobs.Job, error) {
-		t.Helper()
-		res, err := wa.AddSources(actx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: path, CollectionID: collection}})
-		if err != nil {
-			return jobs.Job{}, err
-		}
-		return waitJob(t, wa, actx, res.Job.ID), nil
-	}
-	one, err := add(filepath.Join(base, "one"), "a")
-	if err != nil || one.State != jobs.StateSucceeded {
-		t.Fatalf("add one: %v %+v", err, one)
-	}
+	e := &removalEnv{h: h, base: base}
+	e.wa, e.actx = h.As(t, workspace.GrantWrite, []string{"a"})
+	e.wb, e.bctx = h.As(t, workspace.GrantWrite, []string{"b"})
+	e.ra, e.rctx = h.As(t, workspace.GrantRead, []string{"a"})
+	return e
+}
 
-	// The job's progress counts a deleted file.
-	if err := os.Remove(filepath.Join(base, "one", "b.md")); err != nil {
-		t.Fatal(err)
+// add adds path to collection as the writer of a and waits for its job.
+func (e *removalEnv) add(t *testing.T, path, collection string) (jobs.Job, error) {
+	t.Helper()
+	res, err := e.wa.AddSources(e.actx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: path, CollectionID: collection}})
+	if err != nil {
+		return jobs.Job{}, err
 	}
-	res, err := wa.AddSources(actx, interfaces.AddSourcesRequest{Action: "sync", SourceID: one.SourceID})
+	return waitJob(t, e.wa, e.actx, res.Job.ID), nil
+}
+
+// find searches collection for "quetzal", as a reader of every collection.
+func (e *removalEnv) find(t *testing.T, collection string) []query.Hit {
+	t.Helper()
+	m, mctx := e.h.As(t, workspace.GrantRead, nil)
+	out, err := m.Search(mctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "quetzal",
+		Filters: &query.Filters{Collections: []string{collection}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := waitJob(t, wa, actx, res.Job.ID); j.State != jobs.StateSucceeded || j.Progress.Deleted != 1 {
-		t.Fatalf("sync after a delete: %+v, want deleted 1", j)
-	}
+	return out.Result.Hits
+}
 
-	// Overlap within a collection is refused, naming the other source;
-	// another collection may hold the same files.
-	if err := os.MkdirAll(filepath.Join(base, "one", "inner"), 0o755); err != nil {
+// deletedFileCounted: the job's progress counts a deleted file.
+func (e *removalEnv) deletedFileCounted(t *testing.T, one jobs.Job) {
+	if err := os.Remove(filepath.Join(e.base, "one", "b.md")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = add(filepath.Join(base, "one", "inner"), "a")
+	res, err := e.wa.AddSources(e.actx, interfaces.AddSourcesRequest{Action: "sync", SourceID: one.SourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitJob(t, e.wa, e.actx, res.Job.ID); j.State != jobs.StateSucceeded || j.Progress.Deleted != 1 {
+		t.Fatalf("sync after a delete: %+v, want deleted 1", j)
+	}
+}
+
+// overlap within a collection is refused, naming the other source;
+// another collection may hold the same files (its job is answered).
+func (e *removalEnv) overlap(t *testing.T, one jobs.Job) jobs.Job {
+	if err := os.MkdirAll(filepath.Join(e.base, "one", "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.add(t, filepath.Join(e.base, "one", "inner"), "a")
 	wantCode(t, "a source inside another", err, workspace.CodeConflict)
 	if msg := workspace.ErrorMessage(err); !strings.Contains(msg, one.SourceID) || !strings.Contains(msg, "inside") {
 		t.Fatalf("nested: message %q does not name %s", msg, one.SourceID)
 	}
-	_, err = add(base, "a")
+	_, err = e.add(t, e.base, "a")
 	wantCode(t, "a source holding another", err, workspace.CodeConflict)
 	if msg := workspace.ErrorMessage(err); !strings.Contains(msg, one.SourceID) || !strings.Contains(msg, "holds") {
 		t.Fatalf("containing: message %q does not name %s", msg, one.SourceID)
 	}
-	wb, bctx := h.As(t, workspace.GrantWrite, []string{"b"})
-	res, err = wb.AddSources(bctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: filepath.Join(base, "one"), CollectionID: "b"}})
+	res, err := e.wb.AddSources(e.bctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: filepath.Join(e.base, "one"), CollectionID: "b"}})
 	if err != nil {
 		t.Fatalf("the same folder in another collection: %v", err)
 	}
-	inB := waitJob(t, wb, bctx, res.Job.ID)
+	return waitJob(t, e.wb, e.bctx, res.Job.ID)
+}
 
-	// Refusals: a reader, and a writer of another collection.
-	ra, rctx := h.As(t, workspace.GrantRead, []string{"a"})
-	_, err = ra.RemoveSource(rctx, one.SourceID)
+// refusals: a reader, a writer of another collection, an unknown source.
+func (e *removalEnv) refusals(t *testing.T, one jobs.Job) {
+	_, err := e.ra.RemoveSource(e.rctx, one.SourceID)
 	wantCode(t, "a reader removes", err, workspace.CodePermissionDenied)
-	_, err = wb.RemoveSource(bctx, one.SourceID)
+	_, err = e.wb.RemoveSource(e.bctx, one.SourceID)
 	wantCode(t, "a writer of b removes a's source", err, workspace.CodeNotFound)
-	_, err = wa.RemoveSource(actx, "src_does_not_exist")
+	_, err = e.wa.RemoveSource(e.actx, "src_does_not_exist")
 	wantCode(t, "an unknown source", err, workspace.CodeNotFound)
+}
 
-	find := func(collection string) []query.Hit {
-		t.Helper()
-		m, mctx := h.As(t, workspace.GrantRead, nil)
-		out, err := m.Search(mctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "quetzal",
-			Filters: &query.Filters{Collections: []string{collection}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.Result.Hits
-	}
-	hits := find("a")
+// removed: the writer of a removes it, and nothing of it is left.
+func (e *removalEnv) removed(t *testing.T, one jobs.Job) {
+	hits := e.find(t, "a")
 	if len(hits) == 0 {
 		t.Fatal("no hit before the removal")
 	}
 	evidenceID := hits[0].EvidenceID
 
 	// The writer of a removes it: nothing of it is left.
-	removed, err := wa.RemoveSource(actx, one.SourceID)
+	removed, err := e.wa.RemoveSource(e.actx, one.SourceID)
 	if err != nil || !removed.Removed || removed.ID != one.SourceID || removed.CollectionID != "a" {
 		t.Fatalf("remove: %+v %v", removed, err)
 	}
-	for _, hit := range find("a") {
+	for _, hit := range e.find(t, "a") {
 		if hit.SourceID == one.SourceID {
 			t.Fatalf("a hit of the removed source: %+v", hit)
 		}
 	}
-	if len(find("b")) == 0 {
+	if len(e.find(t, "b")) == 0 {
 		t.Fatal("the same files in collection b left with the source of a")
 	}
-	_, err = ra.Evidence(rctx, evidenceID)
+	_, err = e.ra.Evidence(e.rctx, evidenceID)
 	wantCode(t, "evidence of the removed source", err, workspace.CodeNotFound)
-	_, err = ra.Inspect(rctx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: one.SourceID}})
+	_, err = e.ra.Inspect(e.rctx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: one.SourceID}})
 	wantCode(t, "inspect the removed source", err, workspace.CodeNotFound)
-	page, err := ra.Discover(rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "sources", Limit: 200}})
+	page, err := e.ra.Discover(e.rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "sources", Limit: 200}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,16 +174,20 @@ func testRemoveSource(t *testing.T, h Harness) {
 			t.Fatal("discover sources still lists the removed source")
 		}
 	}
-	_, err = wa.RemoveSource(actx, one.SourceID)
+	_, err = e.wa.RemoveSource(e.actx, one.SourceID)
 	wantCode(t, "removing it again", err, workspace.CodeNotFound)
+}
 
+// readdAndManage: once it is gone, the folder that held it may be added;
+// a manager of every collection removes any source.
+func (e *removalEnv) readdAndManage(t *testing.T, inB jobs.Job) {
 	// Once it is gone, the folder that held it may be added.
-	if j, err := add(filepath.Join(base, "one", "inner"), "a"); err != nil || j.State != jobs.StateSucceeded {
+	if j, err := e.add(t, filepath.Join(e.base, "one", "inner"), "a"); err != nil || j.State != jobs.StateSucceeded {
 		t.Fatalf("add inside the removed source's folder: %v %+v", err, j)
 	}
 
 	// A manager of every collection removes any source.
-	m, mctx := h.As(t, workspace.GrantManage, nil)
+	m, mctx := e.h.As(t, workspace.GrantManage, nil)
 	if _, err := m.RemoveSource(mctx, inB.SourceID); err != nil {
 		t.Fatalf("a manager removes: %v", err)
 	}

@@ -26,6 +26,25 @@ func testSelectionText(t *testing.T, h Harness) {
 	if h.Root == "" {
 		t.Skip("harness has no ingest root")
 	}
+	e := newVisionEnv(t, h)
+	e.refused(t)
+	e.accepted(t)
+}
+
+// visionEnv is an image in a source of collection a and another in one of
+// b, with their selections and the writers of a and b.
+type visionEnv struct {
+	h             Harness
+	dir           string
+	src, otherSrc string
+	wa, wb        interfaces.Service
+	actx, bctx    context.Context
+	sel, other    map[string]any // the selection of each image
+	id, sha       string         // sel's id and hash
+}
+
+func newVisionEnv(t *testing.T, h Harness) *visionEnv {
+	t.Helper()
 	dir := filepath.Join(h.Root, "vision-a")
 	otherDir := filepath.Join(h.Root, "vision-b")
 	for _, d := range []string{dir, otherDir} {
@@ -49,59 +68,70 @@ func testSelectionText(t *testing.T, h Harness) {
 	}
 	otherSrc := waitJob(t, wb, bctx, res.Job.ID).SourceID
 
-	list := func(svc interfaces.Service, ctx context.Context, s string) map[string]any {
-		t.Helper()
-		out, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source_selections", SourceID: s}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		items, _ := asMap(t, out.Result)["items"].([]any)
-		if len(items) != 1 {
-			t.Fatalf("selections of %s: %v", s, out.Result)
-		}
-		return asMap(t, items[0])
-	}
-	sel, other := list(wa, actx, src), list(wb, bctx, otherSrc)
-	id, sha := sel["id"].(string), sel["sha256"].(string)
-	submit := func(in interfaces.SourceInput) (interfaces.JobResult, error) {
-		return wa.AddSources(actx, interfaces.AddSourcesRequest{Action: "add", Source: &in})
-	}
+	e := &visionEnv{h: h, dir: dir, src: src, otherSrc: otherSrc, wa: wa, wb: wb, actx: actx, bctx: bctx}
+	e.sel, e.other = e.list(t, wa, actx, src), e.list(t, wb, bctx, otherSrc)
+	e.id, e.sha = e.sel["id"].(string), e.sel["sha256"].(string)
+	return e
+}
 
-	// Refused at once.
-	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: "x", Path: dir})
-	wantCode(t, "a selection with a path", err, workspace.CodeInvalidArgument)
-	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: strings.Repeat("x", 64<<10+1)})
-	wantCode(t, "a text over the limit", err, workspace.CodeInvalidArgument)
-	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha})
-	wantCode(t, "no text", err, workspace.CodeInvalidArgument)
-	_, err = submit(interfaces.SourceInput{SelectionID: other["id"].(string), SHA256: other["sha256"].(string), Text: "x"})
-	wantCode(t, "another collection's selection", err, workspace.CodeNotFound)
-	_, err = submit(interfaces.SourceInput{SelectionID: other["id"].(string), SHA256: other["sha256"].(string), Text: "x", CollectionID: "b"})
-	wantCode(t, "a collection outside the grant", err, workspace.CodePermissionDenied)
-	wab, abctx := h.As(t, workspace.GrantWrite, []string{"a", "b"})
-	_, err = wab.AddSources(abctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{
-		SelectionID: id, SHA256: sha, Text: "x", CollectionID: "b"}})
-	wantCode(t, "the selection named in another collection of the grant", err, workspace.CodeNotFound)
-	_, err = submit(interfaces.SourceInput{SelectionID: "sel_does_not_exist", SHA256: sha, Text: "x"})
-	wantCode(t, "an unknown selection", err, workspace.CodeNotFound)
-	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: "x", SourceID: otherSrc})
-	wantCode(t, "the selection in another source", err, workspace.CodeNotFound)
-	_, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: strings.Repeat("0", 64), Text: "x"})
-	wantCode(t, "another hash", err, workspace.CodeConflict)
-	r, rctx := h.As(t, workspace.GrantRead, []string{"a"})
-	_, err = r.AddSources(rctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: "x"}})
-	wantCode(t, "a reader", err, workspace.CodePermissionDenied)
-
-	// Accepted: a job of the image's source, and the text is searchable.
-	res, err = submit(interfaces.SourceInput{SelectionID: id, SHA256: sha, Text: "The screenshot shows the ptarmigan settings page.",
-		Model: "eye", RevisionID: sel["revision_id"].(string), SourceID: src, CollectionID: "a"})
+// list answers the one selection of source s.
+func (e *visionEnv) list(t *testing.T, svc interfaces.Service, ctx context.Context, s string) map[string]any {
+	t.Helper()
+	out, err := svc.Inspect(ctx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source_selections", SourceID: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Job.Kind != jobs.KindAdd || res.Job.SourceID != src || res.Job.CollectionID != "a" {
+	items, _ := asMap(t, out.Result)["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("selections of %s: %v", s, out.Result)
+	}
+	return asMap(t, items[0])
+}
+
+// submit submits in as the writer of a.
+func (e *visionEnv) submit(in interfaces.SourceInput) (interfaces.JobResult, error) {
+	return e.wa.AddSources(e.actx, interfaces.AddSourcesRequest{Action: "add", Source: &in})
+}
+
+// refused: what is wrong with a submission is refused at once.
+func (e *visionEnv) refused(t *testing.T) {
+	_, err := e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha, Text: "x", Path: e.dir})
+	wantCode(t, "a selection with a path", err, workspace.CodeInvalidArgument)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha, Text: strings.Repeat("x", 64<<10+1)})
+	wantCode(t, "a text over the limit", err, workspace.CodeInvalidArgument)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha})
+	wantCode(t, "no text", err, workspace.CodeInvalidArgument)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.other["id"].(string), SHA256: e.other["sha256"].(string), Text: "x"})
+	wantCode(t, "another collection's selection", err, workspace.CodeNotFound)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.other["id"].(string), SHA256: e.other["sha256"].(string), Text: "x", CollectionID: "b"})
+	wantCode(t, "a collection outside the grant", err, workspace.CodePermissionDenied)
+	wab, abctx := e.h.As(t, workspace.GrantWrite, []string{"a", "b"})
+	_, err = wab.AddSources(abctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{
+		SelectionID: e.id, SHA256: e.sha, Text: "x", CollectionID: "b"}})
+	wantCode(t, "the selection named in another collection of the grant", err, workspace.CodeNotFound)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: "sel_does_not_exist", SHA256: e.sha, Text: "x"})
+	wantCode(t, "an unknown selection", err, workspace.CodeNotFound)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha, Text: "x", SourceID: e.otherSrc})
+	wantCode(t, "the selection in another source", err, workspace.CodeNotFound)
+	_, err = e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: strings.Repeat("0", 64), Text: "x"})
+	wantCode(t, "another hash", err, workspace.CodeConflict)
+	r, rctx := e.h.As(t, workspace.GrantRead, []string{"a"})
+	_, err = r.AddSources(rctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha, Text: "x"}})
+	wantCode(t, "a reader", err, workspace.CodePermissionDenied)
+}
+
+// accepted: a job of the image's source, and the text is searchable.
+func (e *visionEnv) accepted(t *testing.T) {
+	r, rctx := e.h.As(t, workspace.GrantRead, []string{"a"})
+	res, err := e.submit(interfaces.SourceInput{SelectionID: e.id, SHA256: e.sha, Text: "The screenshot shows the ptarmigan settings page.",
+		Model: "eye", RevisionID: e.sel["revision_id"].(string), SourceID: e.src, CollectionID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Job.Kind != jobs.KindAdd || res.Job.SourceID != e.src || res.Job.CollectionID != "a" {
 		t.Fatalf("the submission's job: %+v", res.Job)
 	}
-	if j := waitJob(t, wa, actx, res.Job.ID); j.State != jobs.StateSucceeded || j.Progress.Indexed != 1 {
+	if j := waitJob(t, e.wa, e.actx, res.Job.ID); j.State != jobs.StateSucceeded || j.Progress.Indexed != 1 {
 		t.Fatalf("the submission's job ended %+v", j)
 	}
 	found, err := r.Search(rctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "ptarmigan",
@@ -109,16 +139,16 @@ func testSelectionText(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits := found.Result.Hits; len(hits) != 1 || hits[0].Path != "shot.png" || hits[0].SourceID != src || hits[0].Kind != "vision" {
+	if hits := found.Result.Hits; len(hits) != 1 || hits[0].Path != "shot.png" || hits[0].SourceID != e.src || hits[0].Kind != "vision" {
 		t.Fatalf("search ptarmigan in kind vision: %+v", found.Result.Hits)
 	}
-	vis := asMap(t, list(wa, actx, src)["vision"])
+	vis := asMap(t, e.list(t, e.wa, e.actx, e.src)["vision"])
 	if vis["evidence_id"] != found.Result.Hits[0].EvidenceID || vis["relation"] != "describes" || vis["model"] != "eye" {
 		t.Fatalf("the selection's vision: %v", vis)
 	}
 	// The image's own evidence keeps no text: what was seen in it is not
 	// the file's content.
-	img, err := r.Evidence(rctx, sel["evidence_id"].(string))
+	img, err := r.Evidence(rctx, e.sel["evidence_id"].(string))
 	if err != nil || img.Evidence.Kind != "image" || img.Evidence.Text != "" {
 		t.Fatalf("the image's evidence: %+v %v", img, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tychora/tychora/workspace"
 )
 
 // sessionHeader is the Streamable HTTP session header.
@@ -73,7 +75,7 @@ func (h *HTTPRecorder) recorder(session string) *Recorder {
 	o.Name = name
 	rec, err := Create(filepath.Join(h.root, name), o)
 	if err != nil {
-		h.log.Warn("cannot record the MCP session", "session", session, "err", err)
+		h.log.Warn("cannot record the MCP session", workspace.LogSession, session, workspace.LogErr, err)
 	}
 	h.tapes[session] = rec // nil after a failure: not tried again
 	return rec
@@ -87,7 +89,7 @@ func (h *HTTPRecorder) end(session string) {
 	h.mu.Unlock()
 	if rec != nil {
 		if err := rec.Close(); err != nil {
-			h.log.Warn("cannot finish the tape of an MCP session", "session", session, "err", err)
+			h.log.Warn("cannot finish the tape of an MCP session", workspace.LogSession, session, workspace.LogErr, err)
 		}
 	}
 }

@@ -47,7 +47,6 @@ type Player struct {
 	mu      sync.Mutex
 	matcher *Matcher
 	answers map[*Exchange]*jsonrpc.Response
-	drifts  int
 }
 
 // NewPlayer prepares t for replay. It refuses a tape in which the server
@@ -85,13 +84,6 @@ func NewPlayer(t *Tape, o PlayOptions) (*Player, error) {
 		}
 	}
 	return p, nil
-}
-
-// Drifts is the number of calls so far that matched nothing.
-func (p *Player) Drifts() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.drifts
 }
 
 // Serve answers the newline-delimited JSON-RPC requests read from in on
@@ -173,13 +165,10 @@ func (p *Player) Answer(line []byte) []byte {
 	}
 	p.mu.Lock()
 	x, drift := p.matcher.Take(req.Method, req.Params, p.opts.Lenient)
-	if x == nil {
-		p.drifts++
-	}
 	p.mu.Unlock()
 	if x == nil {
 		if p.opts.Logger != nil {
-			p.opts.Logger.Warn("tape drift", "method", req.Method, "tool", toolName(req.Method, req.Params), "drift", drift)
+			p.opts.Logger.Warn("tape drift", workspace.LogMethod, req.Method, workspace.LogTool, toolName(req.Method, req.Params), workspace.LogDrift, drift)
 		}
 		if req.Method == "tools/call" {
 			return encode(&jsonrpc.Response{ID: req.ID, Result: driftResult(drift)})
