@@ -120,6 +120,18 @@ func TestDefinitionsFirst(t *testing.T) {
 				got = append(got, h.Path+": "+h.Title)
 			}
 			t.Errorf("%q: first hits %v, want %s: %s first", tt.question, got, tt.path, tt.title)
+			continue
+		}
+		// The definition's focus, the line an answer starts it at, is
+		// the line that declares it (not its doc comment).
+		h := res.Hits[0]
+		if h.Focus == nil || h.Text == nil {
+			t.Errorf("%q: the definition has no focus", tt.question)
+			continue
+		}
+		lines := strings.Split(*h.Text, "\n")
+		if i := h.Focus.StartLine - h.Span.StartLine; i < 0 || i >= len(lines) || !strings.Contains(lines[i], tt.title) {
+			t.Errorf("%q: focus %+v is not the line declaring %s:\n%s", tt.question, *h.Focus, tt.title, *h.Text)
 		}
 	}
 }

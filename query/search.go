@@ -162,7 +162,11 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 				return Ranked{}, err
 			}
 		}
-		out.Hits = append(out.Hits, c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}]))
+		h := c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}])
+		if h.Focus != nil && definesName(q.pq.names, c) > 0 {
+			h.Focus = declarationLine(c, h.Focus)
+		}
+		out.Hits = append(out.Hits, h)
 	}
 	if end < len(cands) {
 		cur, err := e.sealCursor(p, norm, end)
@@ -472,6 +476,22 @@ func (c *candidate) toHit(m *matcher, terms []sterm, file fileInfo) Hit {
 		Stale:       file.stale != "",
 		StaleReason: staleReason(file.stale),
 	}
+}
+
+// declarationLine is the focus of a unit that defines a name the question
+// asks about: the line that declares it (the first that holds the unit's
+// title, "func ParseIP" in "func ParseIP(s string) IP {"), where a reader
+// sees what the place is; focus when no line holds the title.
+func declarationLine(c *candidate, focus *Span) *Span {
+	if c.title == "" {
+		return focus
+	}
+	i := strings.Index(c.text, c.title)
+	if i < 0 {
+		return focus
+	}
+	line := c.startLine + strings.Count(c.text[:i], "\n")
+	return &Span{StartLine: line, EndLine: line}
 }
 
 // roundScore keeps six significant decimals: scores are for ordering, and
