@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -216,6 +218,7 @@ func BenchmarkSyncChanged(b *testing.B) {
 	}
 	round := 0
 	var applyMS, units int64
+	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		for i, f := range goFiles[:changed] {
@@ -227,11 +230,15 @@ func BenchmarkSyncChanged(b *testing.B) {
 			fh.Close()
 		}
 		round++
+		cpu0 := cpuTime()
 		b.StartTimer()
 		st, err := ix.Sync(ctx, src.ID, SyncOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.StopTimer()
+		cpu += cpuTime() - cpu0
+		b.StartTimer()
 		if st.Indexed != changed {
 			b.Fatalf("sync indexed %d files, want %d", st.Indexed, changed)
 		}
@@ -245,5 +252,15 @@ func BenchmarkSyncChanged(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(applyMS)/float64(b.N), "apply-ms/op")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(units)/float64(b.N), "units/op")
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
