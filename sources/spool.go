@@ -37,6 +37,9 @@ func (s *spool) close() {
 }
 
 func (s *spool) write(r *fileResult) error {
+	if r.err != nil {
+		return fmt.Errorf("spool: a failed result: %w", r.err)
+	}
 	b := encodeResult(s.scratch[:0], r)
 	s.scratch = b[:0]
 	if cap(s.scratch) > 4<<20 {
@@ -93,6 +96,12 @@ func (s *spool) each(fn func(*fileResult) error) error {
 }
 
 // Record encoding: strings and integers as (u)varints, in a fixed order.
+// Every field of fileResult and evRow travels but those spoolOmitted
+// names (TestSpoolRoundTrip fills every field and checks both).
+
+// spoolOmitted names the fileResult fields that do not travel: a result
+// with an error stops the sync and is never spooled.
+var spoolOmitted = []string{"err"}
 
 func putStr(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -113,6 +122,11 @@ func encodeResult(b []byte, r *fileResult) []byte {
 	b = putInt(b, existed)
 	b = putInt(b, r.size)
 	b = putInt(b, r.mtimeNs)
+	b = putInt(b, r.bytesRead)
+	b = putInt(b, int64(len(r.channels)))
+	for _, c := range r.channels {
+		b = putStr(b, c)
+	}
 	b = putInt(b, int64(len(r.units)))
 	for i := range r.units {
 		u := &r.units[i]
@@ -187,6 +201,14 @@ func decodeResult(rd *bufio.Reader) (fileResult, error) {
 	r.existed = d.int() == 1
 	r.size = d.int()
 	r.mtimeNs = d.int()
+	r.bytesRead = d.int()
+	nc := d.int()
+	if d.err == nil && (nc < 0 || nc > 1<<10) {
+		return r, errors.New("bad channel count")
+	}
+	for range nc {
+		r.channels = append(r.channels, d.str())
+	}
 	n := d.int()
 	if d.err == nil && (n < 0 || n > 1<<24) {
 		return r, errors.New("bad unit count")
