@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,7 +137,11 @@ func BenchmarkIngest(b *testing.B) {
 // $(go env GOROOT)/src into dst.
 func copyGoTree(b *testing.B, dst string, dirs ...string) {
 	b.Helper()
-	root := filepath.Join(runtime.GOROOT(), "src")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(out)), "src")
 	for _, d := range dirs {
 		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
