@@ -198,3 +198,28 @@ func TestFileTermsStemsOnceAsEveryOccurrence(t *testing.T) {
 		t.Error("counts of all the files differ from stemming every occurrence")
 	}
 }
+
+// BenchmarkFileTerms counts the terms of this package's own files, each
+// one leaf with its code terms.
+func BenchmarkFileTerms(b *testing.B) {
+	names, err := filepath.Glob("*.go")
+	if err != nil || len(names) == 0 {
+		b.Fatalf("glob: %v (%d files)", err, len(names))
+	}
+	var leaves []LeafText
+	var size int64
+	for _, name := range names {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		leaves = append(leaves, LeafText{Title: name, Text: string(text), CodeTerms: CodeTerms(string(text))})
+		size += int64(len(text))
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, l := range leaves {
+			FileTerms([]LeafText{l})
+		}
+	}
+}
