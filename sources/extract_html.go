@@ -119,126 +119,146 @@ type htmlScan struct {
 
 // scanHTML tokenizes the page, tracking source lines.
 func scanHTML(text string) htmlScan {
-	var sc htmlScan
-	z := html.NewTokenizer(strings.NewReader(text))
+	h := &htmlScanner{z: html.NewTokenizer(strings.NewReader(text))}
 	line := 1
-	var skip []atom.Atom
-	var cur strings.Builder
-	curStart, curEnd, curHeading, inPre, inTitle := 0, 0, 0, 0, false
-	var title strings.Builder
-	flush := func() {
-		t := cur.String()
-		cur.Reset()
-		pre := inPre > 0
-		if pre {
-			t = strings.Trim(t, "\r\n")
-			if isBlank(t) {
-				t = ""
-			}
-		} else {
-			t = strings.Join(strings.Fields(t), " ")
-		}
-		if t != "" {
-			sc.blocks = append(sc.blocks, htmlBlock{start: curStart, end: curEnd, text: t, heading: curHeading, pre: pre})
-		}
-		curStart, curEnd = 0, 0
-	}
 	for {
-		tt := z.Next()
+		tt := h.z.Next()
 		if tt == html.ErrorToken {
 			break
 		}
-		raw := z.Raw()
+		raw := h.z.Raw()
 		tokLine := line
 		line += strings.Count(string(raw), "\n")
 		switch tt {
 		case html.TextToken:
-			if inTitle {
-				title.Write(z.Text())
-				continue
-			}
-			if len(skip) > 0 {
-				continue
-			}
-			first, last := visibleLines(raw, tokLine)
-			if first == 0 {
-				if inPre > 0 {
-					cur.Write(z.Text())
-				} else if cur.Len() > 0 {
-					cur.WriteByte(' ')
-				}
-				continue
-			}
-			if curStart == 0 {
-				curStart = first
-			}
-			curEnd = last
-			cur.Write(z.Text())
+			h.text(raw, tokLine)
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
-			start := tt != html.EndTagToken
-			if start && a == atom.Html && hasAttr {
-				for {
-					k, v, more := z.TagAttr()
-					if string(k) == "lang" {
-						sc.lang = strings.ToLower(strings.TrimSpace(string(v)))
-					}
-					if !more {
-						break
-					}
-				}
+			h.tag(tt)
+		}
+	}
+	h.flush()
+	h.sc.title = clipTo(strings.Join(strings.Fields(h.title.String()), " "), headingMax)
+	return h.sc
+}
+
+// htmlScanner is the state of one scanHTML: the block being gathered
+// (its text, lines and heading level) and the elements it is inside.
+type htmlScanner struct {
+	z     *html.Tokenizer
+	sc    htmlScan
+	skip  []atom.Atom // the open elements whose text is not shown
+	cur   strings.Builder
+	title strings.Builder
+
+	curStart, curEnd, curHeading, inPre int
+	inTitle                             bool
+}
+
+// flush ends the current block.
+func (h *htmlScanner) flush() {
+	t := h.cur.String()
+	h.cur.Reset()
+	pre := h.inPre > 0
+	if pre {
+		t = strings.Trim(t, "\r\n")
+		if isBlank(t) {
+			t = ""
+		}
+	} else {
+		t = strings.Join(strings.Fields(t), " ")
+	}
+	if t != "" {
+		h.sc.blocks = append(h.sc.blocks, htmlBlock{start: h.curStart, end: h.curEnd, text: t, heading: h.curHeading, pre: pre})
+	}
+	h.curStart, h.curEnd = 0, 0
+}
+
+// text takes a text token that starts on line tokLine.
+func (h *htmlScanner) text(raw []byte, tokLine int) {
+	if h.inTitle {
+		h.title.Write(h.z.Text())
+		return
+	}
+	if len(h.skip) > 0 {
+		return
+	}
+	first, last := visibleLines(raw, tokLine)
+	if first == 0 {
+		if h.inPre > 0 {
+			h.cur.Write(h.z.Text())
+		} else if h.cur.Len() > 0 {
+			h.cur.WriteByte(' ')
+		}
+		return
+	}
+	if h.curStart == 0 {
+		h.curStart = first
+	}
+	h.curEnd = last
+	h.cur.Write(h.z.Text())
+}
+
+// tag takes a start, end or self-closing tag.
+func (h *htmlScanner) tag(tt html.TokenType) {
+	name, hasAttr := h.z.TagName()
+	a := atom.Lookup(name)
+	start := tt != html.EndTagToken
+	if start && a == atom.Html && hasAttr {
+		for {
+			k, v, more := h.z.TagAttr()
+			if string(k) == "lang" {
+				h.sc.lang = strings.ToLower(strings.TrimSpace(string(v)))
 			}
-			if a == atom.Title {
-				inTitle = tt == html.StartTagToken
-				continue
-			}
-			if a == atom.Body && start {
-				skip = skip[:0]
-			}
-			if htmlSkip[a] {
-				if tt == html.StartTagToken {
-					skip = append(skip, a)
-				} else if tt == html.EndTagToken {
-					for k := len(skip) - 1; k >= 0; k-- {
-						if skip[k] == a {
-							skip = skip[:k]
-							break
-						}
-					}
-				}
-				continue
-			}
-			if len(skip) > 0 {
-				continue
-			}
-			if lvl := headingLevel(a); lvl > 0 {
-				flush()
-				curHeading = 0
-				if tt == html.StartTagToken {
-					curHeading = lvl
-				}
-				continue
-			}
-			switch {
-			case a == atom.Pre:
-				flush()
-				if tt == html.StartTagToken {
-					inPre++
-					sc.pres++
-				} else if tt == html.EndTagToken && inPre > 0 {
-					inPre--
-				}
-			case htmlBlockTags[a]:
-				flush()
-			case a == atom.Td || a == atom.Th:
-				cur.WriteByte(' ')
+			if !more {
+				break
 			}
 		}
 	}
-	flush()
-	sc.title = clipTo(strings.Join(strings.Fields(title.String()), " "), headingMax)
-	return sc
+	if a == atom.Title {
+		h.inTitle = tt == html.StartTagToken
+		return
+	}
+	if a == atom.Body && start {
+		h.skip = h.skip[:0]
+	}
+	if htmlSkip[a] {
+		if tt == html.StartTagToken {
+			h.skip = append(h.skip, a)
+		} else if tt == html.EndTagToken {
+			for k := len(h.skip) - 1; k >= 0; k-- {
+				if h.skip[k] == a {
+					h.skip = h.skip[:k]
+					break
+				}
+			}
+		}
+		return
+	}
+	if len(h.skip) > 0 {
+		return
+	}
+	if lvl := headingLevel(a); lvl > 0 {
+		h.flush()
+		h.curHeading = 0
+		if tt == html.StartTagToken {
+			h.curHeading = lvl
+		}
+		return
+	}
+	switch {
+	case a == atom.Pre:
+		h.flush()
+		if tt == html.StartTagToken {
+			h.inPre++
+			h.sc.pres++
+		} else if tt == html.EndTagToken && h.inPre > 0 {
+			h.inPre--
+		}
+	case htmlBlockTags[a]:
+		h.flush()
+	case a == atom.Td || a == atom.Th:
+		h.cur.WriteByte(' ')
+	}
 }
 
 // visibleLines returns the lines of the first and last non-space bytes of

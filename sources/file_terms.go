@@ -43,15 +43,16 @@ type LeafText struct {
 // FileTerms counts the terms of a file's leaf units and encodes them:
 // stems in byte order, each with its three counts.
 func FileTerms(leaves []LeafText) []byte {
-	counts := map[string]*TermCounts{}
-	var buf, sbuf []byte
+	// Tokens are counted as they are folded, and each distinct one is
+	// stemmed once at the end: a file repeats its words far more often
+	// than it has words, and stemming was most of the cost.
+	tokens := map[string]*TermCounts{}
+	var buf []byte
 	add := func(tok []byte, field int) {
-		sbuf = append(sbuf[:0], tok...)
-		st := PorterStem(sbuf)
-		c := counts[string(st)]
+		c := tokens[string(tok)]
 		if c == nil {
 			c = &TermCounts{}
-			counts[string(st)] = c
+			tokens[string(tok)] = c
 		}
 		switch field {
 		case 0:
@@ -92,6 +93,25 @@ func FileTerms(leaves []LeafText) []byte {
 			return true
 		})
 	}
+	counts := make(map[string]*TermCounts, len(tokens))
+	for tok, tc := range tokens {
+		buf = append(buf[:0], tok...)
+		st := PorterStem(buf)
+		c := counts[string(st)]
+		if c == nil {
+			c = &TermCounts{}
+			counts[string(st)] = c
+		}
+		c.Title += tc.Title
+		c.Text += tc.Text
+		c.Code += tc.Code
+	}
+	return encodeTermCounts(counts)
+}
+
+// encodeTermCounts encodes counts: stems in byte order, each with its
+// three counts.
+func encodeTermCounts(counts map[string]*TermCounts) []byte {
 	stems := make([]string, 0, len(counts))
 	for s := range counts {
 		stems = append(stems, s)

@@ -127,3 +127,99 @@ func TestFileIndexFollowsChanges(t *testing.T) {
 		t.Errorf("%d rows in the file index, want 2", n)
 	}
 }
+
+// occurrenceTerms counts as FileTerms does, stemming every occurrence of
+// every token where FileTerms stems each distinct token once.
+func occurrenceTerms(leaves []LeafText) []byte {
+	counts := map[string]*TermCounts{}
+	add := func(tok []byte, field int) {
+		st := string(PorterStem(append([]byte(nil), tok...)))
+		c := counts[st]
+		if c == nil {
+			c = &TermCounts{}
+			counts[st] = c
+		}
+		switch field {
+		case 0:
+			c.Title++
+		case 1:
+			c.Text++
+		default:
+			c.Code++
+		}
+	}
+	for _, l := range leaves {
+		title := clipScan(l.Title)
+		var whole [][2]int
+		ForEachToken(title, nil, func(tok []byte, a, b int) bool {
+			add(tok, 0)
+			whole = append(whole, [2]int{a, b})
+			return true
+		})
+		EachPart(title, func(_ bool, a, b int) {
+			if !slices.Contains(whole, [2]int{a, b}) {
+				if part := appendLowerASCII(nil, title[a:b]); len(part) > 0 {
+					add(part, 0)
+				}
+			}
+		})
+		for field, s := range []string{l.Text, l.CodeTerms} {
+			ForEachToken(clipScan(s), nil, func(tok []byte, _, _ int) bool {
+				add(tok, field+1)
+				return true
+			})
+		}
+	}
+	return encodeTermCounts(counts)
+}
+
+// FileTerms gives the counts of stemming every occurrence, over this
+// package's own files and text outside ASCII.
+func TestFileTermsStemsOnceAsEveryOccurrence(t *testing.T) {
+	names, err := filepath.Glob("*.go")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("glob: %v (%d files)", err, len(names))
+	}
+	var all []LeafText
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		leaf := LeafText{Title: "func " + name + " HTTPServerName", Text: text, CodeTerms: CodeTerms(text)}
+		all = append(all, leaf)
+		if got, want := FileTerms([]LeafText{leaf}), occurrenceTerms([]LeafText{leaf}); !slices.Equal(got, want) {
+			t.Errorf("%s: counts differ from stemming every occurrence", name)
+		}
+	}
+	all = append(all, LeafText{Title: "Ünïcode Café", Text: "naïve cafés, CAFÉ; Ärger ärgerlich", CodeTerms: "ärger"})
+	if got, want := FileTerms(all), occurrenceTerms(all); !slices.Equal(got, want) {
+		t.Error("counts of all the files differ from stemming every occurrence")
+	}
+}
+
+// BenchmarkFileTerms counts the terms of this package's own files, each
+// one leaf with its code terms.
+func BenchmarkFileTerms(b *testing.B) {
+	names, err := filepath.Glob("*.go")
+	if err != nil || len(names) == 0 {
+		b.Fatalf("glob: %v (%d files)", err, len(names))
+	}
+	var leaves []LeafText
+	var size int64
+	for _, name := range names {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		leaves = append(leaves, LeafText{Title: name, Text: string(text), CodeTerms: CodeTerms(string(text))})
+		size += int64(len(text))
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, l := range leaves {
+			FileTerms([]LeafText{l})
+		}
+	}
+}

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -107,7 +108,18 @@ var roleFacet = FacetDef{
 var kindRegistry = buildKinds()
 
 func buildKinds() []KindDef {
-	defs := []KindDef{
+	defs := append(textKinds(), mediaKinds()...)
+	slices.SortFunc(defs, func(a, b KindDef) int { return strings.Compare(a.ID, b.ID) })
+	for i := range defs {
+		defs[i].Facets = append(defs[i].Facets, roleFacet)
+	}
+	addFileTypes(defs)
+	return defs
+}
+
+// textKinds are the kinds whose files are extracted to text.
+func textKinds() []KindDef {
+	return []KindDef{
 		{
 			ID:               KindCode,
 			Description:      "Source code, split into top-level declarations (functions, types, classes, blocks) with the imports and package header as a section of their own; large classes are split into their members.",
@@ -148,17 +160,6 @@ func buildKinds() []KindDef {
 			},
 		},
 		{
-			ID:          KindImage,
-			Description: "Images, stored as content-addressed assets (up to 16 MiB) rather than extracted to text.",
-			Levels:      []string{LevelDocument},
-			Channels:    []string{ChannelImage},
-			Facets: []FacetDef{
-				{Name: "format", Description: "The image format: avif, bmp, gif, heic, ico, jpeg, png, svg, tiff or webp."},
-				{Name: "mime", Description: "The MIME type the asset is served with (image/png, image/svg+xml, ...)."},
-				{Name: "asset_id", Description: "The asset's id: the SHA-256 of its bytes, in hex."},
-			},
-		},
-		{
 			ID:               KindMarkdown,
 			Description:      "Markdown documents split by headings (ATX and setext) into sections that keep their heading path; fenced code blocks are never split by a heading-like line inside them; YAML or TOML front matter is its own section and may give the title.",
 			Extractor:        markdownExtractorName,
@@ -184,6 +185,23 @@ func buildKinds() []KindDef {
 				{Name: "language", Description: "The markup, when one is recognised (restructuredtext, asciidoc, org, latex); absent for plain text."},
 			},
 		},
+	}
+}
+
+// mediaKinds are images and the text seen in them.
+func mediaKinds() []KindDef {
+	return []KindDef{
+		{
+			ID:          KindImage,
+			Description: "Images, stored as content-addressed assets (up to 16 MiB) rather than extracted to text.",
+			Levels:      []string{LevelDocument},
+			Channels:    []string{ChannelImage},
+			Facets: []FacetDef{
+				{Name: "format", Description: "The image format: avif, bmp, gif, heic, ico, jpeg, png, svg, tiff or webp."},
+				{Name: "mime", Description: "The MIME type the asset is served with (image/png, image/svg+xml, ...)."},
+				{Name: "asset_id", Description: "The asset's id: the SHA-256 of its bytes, in hex."},
+			},
+		},
 		{
 			ID: KindVision,
 			Description: "Text seen in an image: a transcription or description submitted for an image selection through add_sources " +
@@ -201,9 +219,11 @@ func buildKinds() []KindDef {
 			},
 		},
 	}
-	for i := range defs {
-		defs[i].Facets = append(defs[i].Facets, roleFacet)
-	}
+}
+
+// addFileTypes fills in each kind's extensions, file names and languages
+// from the language tables.
+func addFileTypes(defs []KindDef) {
 	exts := map[string][]string{KindImage: imageExtensions, KindText: {".txt", ".text", ".log"}}
 	langs := map[string]map[string]bool{}
 	for ext, lang := range languageByExt {
@@ -237,7 +257,6 @@ func buildKinds() []KindDef {
 		}
 		sort.Strings(d.Languages)
 	}
-	return defs
 }
 
 func sortedCopy(s []string) []string {

@@ -200,69 +200,123 @@ func (p *progressReporter) report(pr Progress, final bool) {
 // previous revision as it was, and so does a crash. When nothing changed no
 // revision is created and Stats.NewRevision is false.
 func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) (Stats, error) {
-	start := time.Now()
-	src, err := getSource(ctx, ix.db.R, sourceID)
+	run, err := ix.newSyncRun(ctx, sourceID, opts)
 	if err != nil {
 		return Stats{}, err
 	}
-	real, err := ix.policy.RealPath(src.Path)
-	if err != nil {
-		return Stats{}, err
-	}
-	if real != src.Path {
-		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path now resolves elsewhere (a symlink replaced it); add the path again", src.ID)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return Stats{}, workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("source %s cannot be read", src.ID))
-	}
-	if fi.IsDir() != (src.Kind != KindFile) {
-		return Stats{}, workspace.Errorf(workspace.CodeConflict, "source %s: its path no longer holds a %s; add the path again", src.ID, src.Kind)
-	}
-	stats := Stats{SkippedByReason: map[string]int64{}}
-	if src.Kind == KindRepository {
-		head, err := ReadHead(src.Path)
-		if err != nil {
-			stats.GitError = err.Error()
-		}
-		stats.Commit, stats.Ref = head.Commit, head.Ref
-	}
-	pr := &progressReporter{fn: opts.Progress}
-	var sc *scan
-	if opts.Paths != nil && !opts.Force && src.Kind != KindFile {
-		// nil when in doubt: the whole source is walked instead.
-		if sc, err = ix.scanPaths(ctx, src, opts.Paths, &stats); err != nil {
-			if ctx.Err() != nil {
-				return Stats{}, ctx.Err()
-			}
-			return Stats{}, err
-		}
-	}
-	if sc == nil {
-		if sc, err = ix.scanAll(ctx, src, opts, &stats, pr); err != nil {
-			if ctx.Err() != nil {
-				return Stats{}, ctx.Err()
-			}
-			return Stats{}, err
-		}
-	}
-	stats.WalkMS = time.Since(start).Milliseconds()
-	st, tasks, skips, deleted := sc.state, sc.tasks, sc.skips, sc.deleted
-
-	stats.Skipped = int64(len(skips))
-	plan := &applyPlan{src: src, base: st.revisionID, deleted: deleted, extractions: map[string]*extractionRow{}}
-	sp := newSpool(ix.opts.TempDir, ix.opts.SpoolMemory)
-	defer sp.close()
-	if err := ix.runTasks(ctx, src, opts.Force, tasks, plan, sp, &stats, &skips, pr); err != nil {
+	defer run.spool.close()
+	if err := run.run(ctx); err != nil {
 		if ctx.Err() != nil {
 			return Stats{}, ctx.Err()
 		}
 		return Stats{}, err
 	}
-	plan.spool = sp
-	stats.ExtractMS = time.Since(start).Milliseconds() - stats.WalkMS
+	return run.stats, nil
+}
 
-	// Coverage: every skip, sorted, its digest and counts.
+// syncRun is the state of one sync: the source, what the scan found,
+// the plan of what the apply will write, the running counts and the
+// progress callback.
+type syncRun struct {
+	ix    *Indexer
+	src   Source
+	opts  SyncOptions
+	start time.Time
+	stats Stats
+	pr    *progressReporter
+	skips []Skip
+	plan  *applyPlan
+	spool *spool
+}
+
+// newSyncRun reads the source and checks that its path still holds what
+// it held when it was added.
+func (ix *Indexer) newSyncRun(ctx context.Context, sourceID string, opts SyncOptions) (*syncRun, error) {
+	start := time.Now()
+	src, err := getSource(ctx, ix.db.R, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	real, err := ix.policy.RealPath(src.Path)
+	if err != nil {
+		return nil, err
+	}
+	if real != src.Path {
+		return nil, workspace.Errorf(workspace.CodeConflict, "source %s: its path now resolves elsewhere (a symlink replaced it); add the path again", src.ID)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, workspace.Wrap(workspace.CodeUnavailable, err, fmt.Sprintf("source %s cannot be read", src.ID))
+	}
+	if fi.IsDir() != (src.Kind != KindFile) {
+		return nil, workspace.Errorf(workspace.CodeConflict, "source %s: its path no longer holds a %s; add the path again", src.ID, src.Kind)
+	}
+	return &syncRun{
+		ix: ix, src: src, opts: opts, start: start,
+		stats: Stats{SkippedByReason: map[string]int64{}},
+		pr:    &progressReporter{fn: opts.Progress},
+		spool: newSpool(ix.opts.TempDir, ix.opts.SpoolMemory),
+	}, nil
+}
+
+// run scans the source, reads and extracts what changed, and applies the
+// result.
+func (r *syncRun) run(ctx context.Context) error {
+	if r.src.Kind == KindRepository {
+		head, err := ReadHead(r.src.Path)
+		if err != nil {
+			r.stats.GitError = err.Error()
+		}
+		r.stats.Commit, r.stats.Ref = head.Commit, head.Ref
+	}
+	sc, err := r.scan(ctx)
+	if err != nil {
+		return err
+	}
+	r.stats.WalkMS = time.Since(r.start).Milliseconds()
+	r.skips = sc.skips
+	r.stats.Skipped = int64(len(r.skips))
+	r.plan = &applyPlan{src: r.src, base: sc.state.revisionID, deleted: sc.deleted, extractions: map[string]*extractionRow{}}
+	if err := r.runTasks(ctx, sc.tasks); err != nil {
+		return err
+	}
+	r.plan.spool = r.spool
+	r.stats.ExtractMS = time.Since(r.start).Milliseconds() - r.stats.WalkMS
+	r.finishPlan(sc.state)
+	stats := &r.stats
+	stats.DurationMS = time.Since(r.start).Milliseconds()
+	applyStart := time.Now()
+	if err := r.ix.apply(ctx, r.plan, stats); err != nil {
+		return err
+	}
+	stats.ApplyMS = time.Since(applyStart).Milliseconds()
+	stats.DurationMS = time.Since(r.start).Milliseconds()
+	r.pr.report(stats.Progress, true)
+	src := r.src
+	r.ix.log.Debug("sync applied", slog.String(workspace.LogSourceID, src.ID), slog.String(workspace.LogRevisionID, stats.RevisionID),
+		slog.Int64(workspace.LogIndexed, stats.Indexed), slog.Int64(workspace.LogUnchanged, stats.Unchanged), slog.Int64(workspace.LogDeleted, stats.Deleted),
+		slog.Int64(workspace.LogWalkMS, stats.WalkMS), slog.Int64(workspace.LogExtractMS, stats.ExtractMS), slog.Int64(workspace.LogApplyMS, stats.ApplyMS))
+	return nil
+}
+
+// scan finds what to read: only the given paths when the sync is limited
+// to them and nothing leaves doubt, else the whole source.
+func (r *syncRun) scan(ctx context.Context) (*scan, error) {
+	ix, src, opts := r.ix, r.src, r.opts
+	if opts.Paths != nil && !opts.Force && src.Kind != KindFile {
+		// nil when in doubt: the whole source is walked instead.
+		sc, err := ix.scanPaths(ctx, src, opts.Paths, &r.stats)
+		if sc != nil || err != nil {
+			return sc, err
+		}
+	}
+	return ix.scanAll(ctx, src, opts, &r.stats, r.pr)
+}
+
+// finishPlan sorts and counts the coverage, and decides whether the sync
+// makes a revision: when anything changed since the current one st.
+func (r *syncRun) finishPlan(st baseState) {
+	stats, plan, skips := &r.stats, r.plan, r.skips
 	sort.Slice(skips, func(i, j int) bool { return skips[i].Path < skips[j].Path })
 	stats.Skipped = int64(len(skips))
 	for _, s := range skips {
@@ -282,21 +336,6 @@ func (ix *Indexer) Sync(ctx context.Context, sourceID string, opts SyncOptions) 
 		stats.RevisionID = *st.revisionID
 		stats.RevisionNumber = st.number
 	}
-	stats.DurationMS = time.Since(start).Milliseconds()
-	applyStart := time.Now()
-	if err := ix.apply(ctx, plan, &stats); err != nil {
-		if ctx.Err() != nil {
-			return Stats{}, ctx.Err()
-		}
-		return Stats{}, err
-	}
-	stats.ApplyMS = time.Since(applyStart).Milliseconds()
-	stats.DurationMS = time.Since(start).Milliseconds()
-	pr.report(stats.Progress, true)
-	ix.log.Debug("sync applied", slog.String(workspace.LogSourceID, src.ID), slog.String(workspace.LogRevisionID, stats.RevisionID),
-		slog.Int64(workspace.LogIndexed, stats.Indexed), slog.Int64(workspace.LogUnchanged, stats.Unchanged), slog.Int64(workspace.LogDeleted, stats.Deleted),
-		slog.Int64(workspace.LogWalkMS, stats.WalkMS), slog.Int64(workspace.LogExtractMS, stats.ExtractMS), slog.Int64(workspace.LogApplyMS, stats.ApplyMS))
-	return stats, nil
 }
 
 // scan is what a sync found before reading any file: the current
@@ -357,20 +396,19 @@ func (sc *scan) sortFile(ix *Indexer, f walkFile, force bool, stats *Stats) {
 }
 
 // runTasks reads and extracts the tasks on ix.opts.Workers goroutines and
-// spools the results in walk order, so that what is written does not
+// takes in the results in walk order, so that what is written does not
 // depend on scheduling.
-func (ix *Indexer) runTasks(ctx context.Context, src Source, force bool, tasks []*task, plan *applyPlan, sp *spool,
-	stats *Stats, skips *[]Skip, pr *progressReporter) error {
+func (r *syncRun) runTasks(ctx context.Context, tasks []*task) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan *task)
-	order := make(chan *task, ix.opts.Workers*4)
+	order := make(chan *task, r.ix.opts.Workers*4)
 	var wg sync.WaitGroup
-	for range ix.opts.Workers {
+	for range r.ix.opts.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := &processor{ix: ix, src: src, force: force}
+			p := &processor{ix: r.ix, src: r.src, force: r.opts.Force}
 			for t := range work {
 				t.res = p.process(ctx, t.f, t.old, t.reextract)
 				close(t.done)
@@ -406,61 +444,70 @@ func (ix *Indexer) runTasks(ctx context.Context, src Source, force bool, tasks [
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		r := &t.res
-		if r.err != nil {
-			return fail(r.err)
+		if err := r.take(t); err != nil {
+			return fail(err)
 		}
-		stats.Bytes += r.bytesRead
-		switch r.status {
-		case statusIndexed, statusAsset:
-			stats.Indexed++
-			stats.Extracted++
-			stats.Units += int64(len(r.units))
-			plan.changed++
-			plan.noteExtraction(r)
-			if r.status == statusAsset {
-				plan.assets = append(plan.assets, assetRow{id: r.assetID, mime: r.mime, size: r.size})
-			}
-			if r.existed {
-				plan.replaced = append(plan.replaced, r.rel)
-			}
-			if err := sp.write(r); err != nil {
-				return fail(err)
-			}
-		case statusTouched:
-			stats.Unchanged++
-			stats.Touched++
-			plan.touched = append(plan.touched, touch{rel: r.rel, size: r.size, mtimeNs: r.mtimeNs})
-		case statusSkipped:
-			*skips = append(*skips, Skip{Path: r.rel, Reason: r.reason, Detail: r.detail})
-			if t.old != nil && t.old.status == statusSkipped && t.old.reason == r.reason {
-				// Same verdict as before: only the stat changed.
-				plan.touched = append(plan.touched, touch{rel: r.rel, size: r.size, mtimeNs: r.mtimeNs})
-				break
-			}
-			plan.changed++
-			if r.existed {
-				plan.replaced = append(plan.replaced, r.rel)
-			}
-			if err := sp.write(r); err != nil {
-				return fail(err)
-			}
-		case statusUnreadable:
-			*skips = append(*skips, Skip{Path: r.rel, Reason: SkipUnreadable, Detail: r.detail})
-			if t.old != nil {
-				plan.deleted = append(plan.deleted, r.rel)
-			}
-		case statusVanished:
-			stats.FilesSeen--
-			if t.old != nil {
-				plan.deleted = append(plan.deleted, r.rel)
-			}
-		}
-		stats.Skipped = int64(len(*skips))
-		pr.report(stats.Progress, false)
 		t.res = fileResult{} // release the text
 	}
 	return ctx.Err()
+}
+
+// take counts the result of one task into the stats and the plan, and
+// spools what the apply writes.
+func (r *syncRun) take(t *task) error {
+	res, stats, plan := &t.res, &r.stats, r.plan
+	if res.err != nil {
+		return res.err
+	}
+	stats.Bytes += res.bytesRead
+	switch res.status {
+	case statusIndexed, statusAsset:
+		stats.Indexed++
+		stats.Extracted++
+		stats.Units += int64(len(res.units))
+		plan.changed++
+		plan.noteExtraction(res)
+		if res.status == statusAsset {
+			plan.assets = append(plan.assets, assetRow{id: res.assetID, mime: res.mime, size: res.size})
+		}
+		if res.existed {
+			plan.replaced = append(plan.replaced, res.rel)
+		}
+		if err := r.spool.write(res); err != nil {
+			return err
+		}
+	case statusTouched:
+		stats.Unchanged++
+		stats.Touched++
+		plan.touched = append(plan.touched, touch{rel: res.rel, size: res.size, mtimeNs: res.mtimeNs})
+	case statusSkipped:
+		r.skips = append(r.skips, Skip{Path: res.rel, Reason: res.reason, Detail: res.detail})
+		if t.old != nil && t.old.status == statusSkipped && t.old.reason == res.reason {
+			// Same verdict as before: only the stat changed.
+			plan.touched = append(plan.touched, touch{rel: res.rel, size: res.size, mtimeNs: res.mtimeNs})
+			break
+		}
+		plan.changed++
+		if res.existed {
+			plan.replaced = append(plan.replaced, res.rel)
+		}
+		if err := r.spool.write(res); err != nil {
+			return err
+		}
+	case statusUnreadable:
+		r.skips = append(r.skips, Skip{Path: res.rel, Reason: SkipUnreadable, Detail: res.detail})
+		if t.old != nil {
+			plan.deleted = append(plan.deleted, res.rel)
+		}
+	case statusVanished:
+		stats.FilesSeen--
+		if t.old != nil {
+			plan.deleted = append(plan.deleted, res.rel)
+		}
+	}
+	stats.Skipped = int64(len(r.skips))
+	r.pr.report(stats.Progress, false)
+	return nil
 }
 
 // capSkips keeps at most MaxListedSkips paths per reason (they are sorted

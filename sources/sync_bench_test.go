@@ -3,10 +3,14 @@ package sources
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -127,4 +131,140 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		report(b, files, 0)
 	})
+}
+
+// copyGoTree copies the non-testdata files of the named directories of
+// $(go env GOROOT)/src into dst.
+func copyGoTree(b *testing.B, dst string, dirs ...string) {
+	b.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(out)), "src")
+	for _, d := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() {
+				if e.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !e.Type().IsRegular() {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, p)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out := filepath.Join(dst, rel)
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(out, data, 0o644)
+		})
+		if err != nil {
+			b.Skipf("copy of Go's tree: %v", err)
+		}
+	}
+}
+
+// BenchmarkSyncChanged is a sync of a copy of part of Go's tree after
+// 1,000 of its .go files changed (a line with a token of its own appended
+// to each, as bench/watch.sh's checkout does): the removal of their old
+// evidence, the new evidence and both lexical indexes, in one revision.
+func BenchmarkSyncChanged(b *testing.B) {
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "tree")
+	copyGoTree(b, dir, "net", "go", "crypto", "encoding")
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var goFiles []string
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".go") {
+			goFiles = append(goFiles, p)
+		}
+		return nil
+	})
+	const changed = 1000
+	if len(goFiles) < changed {
+		b.Skipf("%d .go files in the copy, want %d", len(goFiles), changed)
+	}
+	ws := filepath.Join(b.TempDir(), "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	p, err := NewPolicy([]string{dir}, ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
+	src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.Sync(ctx, src.ID, SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.Optimize(ctx); err != nil {
+		b.Fatal(err)
+	}
+	round := 0
+	var applyMS, units int64
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		for i, f := range goFiles[:changed] {
+			fh, err := os.OpenFile(f, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(fh, "\n// zqco%04dr%d\n", i, round)
+			fh.Close()
+		}
+		round++
+		cpu0 := cpuTime()
+		b.StartTimer()
+		st, err := ix.Sync(ctx, src.ID, SyncOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += cpuTime() - cpu0
+		b.StartTimer()
+		if st.Indexed != changed {
+			b.Fatalf("sync indexed %d files, want %d", st.Indexed, changed)
+		}
+		applyMS += st.ApplyMS
+		units += st.Units
+		// The owner merges the index once syncs pause; so does each round.
+		b.StopTimer()
+		if _, err := ix.Optimize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(applyMS)/float64(b.N), "apply-ms/op")
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(units)/float64(b.N), "units/op")
+}
+
+// cpuTime is the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

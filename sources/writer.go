@@ -1,18 +1,14 @@
 package sources
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -102,204 +98,6 @@ func coverageDigest(skips []Skip) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// spool holds extracted results between the workers and the apply
-// transaction, in order, so that memory stays bounded however large the
-// source: past a threshold the encoded records move to a temporary file,
-// unlinked at once, read back sequentially during the apply.
-type spool struct {
-	dir       string
-	threshold int
-	mem       bytes.Buffer
-	file      *os.File
-	w         *bufio.Writer
-	records   int
-	scratch   []byte
-}
-
-func newSpool(dir string, threshold int) *spool {
-	return &spool{dir: dir, threshold: threshold}
-}
-
-func (s *spool) close() {
-	if s.file != nil {
-		s.file.Close()
-		s.file = nil
-	}
-	s.mem = bytes.Buffer{}
-}
-
-func (s *spool) write(r *fileResult) error {
-	b := encodeResult(s.scratch[:0], r)
-	s.scratch = b[:0]
-	if cap(s.scratch) > 4<<20 {
-		s.scratch = nil
-	}
-	s.records++
-	if s.file == nil && s.mem.Len()+len(b) <= s.threshold {
-		s.mem.Write(b)
-		return nil
-	}
-	if s.file == nil {
-		f, err := os.CreateTemp(s.dir, "tychora-spool-*")
-		if err != nil {
-			return fmt.Errorf("spool: %w", err)
-		}
-		os.Remove(f.Name()) // unlinked: gone with the process, whatever happens
-		s.file = f
-		s.w = bufio.NewWriterSize(f, 1<<20)
-		if _, err := s.w.Write(s.mem.Bytes()); err != nil {
-			return fmt.Errorf("spool: %w", err)
-		}
-		s.mem = bytes.Buffer{}
-	}
-	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("spool: %w", err)
-	}
-	return nil
-}
-
-// each decodes the records in order and calls fn with each.
-func (s *spool) each(fn func(*fileResult) error) error {
-	var rd *bufio.Reader
-	if s.file != nil {
-		if err := s.w.Flush(); err != nil {
-			return fmt.Errorf("spool: %w", err)
-		}
-		if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("spool: %w", err)
-		}
-		rd = bufio.NewReaderSize(s.file, 1<<20)
-	} else {
-		rd = bufio.NewReader(bytes.NewReader(s.mem.Bytes()))
-	}
-	for i := 0; i < s.records; i++ {
-		r, err := decodeResult(rd)
-		if err != nil {
-			return fmt.Errorf("spool: record %d: %w", i, err)
-		}
-		if err := fn(&r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Record encoding: strings and integers as (u)varints, in a fixed order.
-
-func putStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func putInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
-
-func encodeResult(b []byte, r *fileResult) []byte {
-	for _, s := range []string{r.rel, r.sha, r.status, r.reason, r.detail, r.kind, r.language, r.title,
-		r.facets, string(r.role), r.extractor, r.version, r.assetID, r.mime, string(r.terms)} {
-		b = putStr(b, s)
-	}
-	existed := int64(0)
-	if r.existed {
-		existed = 1
-	}
-	b = putInt(b, existed)
-	b = putInt(b, r.size)
-	b = putInt(b, r.mtimeNs)
-	b = putInt(b, int64(len(r.units)))
-	for i := range r.units {
-		u := &r.units[i]
-		for _, s := range []string{u.id, u.parentID, u.level, u.title, u.heading, u.channel, u.sha, u.text, u.codeTerms} {
-			b = putStr(b, s)
-		}
-		leaf := int64(0)
-		if u.leaf {
-			leaf = 1
-		}
-		b = putInt(b, leaf)
-		b = putInt(b, int64(u.ordinal))
-		b = putInt(b, int64(u.startLine))
-		b = putInt(b, int64(u.endLine))
-		b = putInt(b, int64(u.tokens))
-	}
-	return b
-}
-
-type decoder struct {
-	rd  *bufio.Reader
-	err error
-}
-
-func (d *decoder) str() string {
-	if d.err != nil {
-		return ""
-	}
-	n, err := binary.ReadUvarint(d.rd)
-	if err != nil {
-		d.err = err
-		return ""
-	}
-	if n > 1<<31 {
-		d.err = errors.New("string too long")
-		return ""
-	}
-	if n == 0 {
-		return ""
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(d.rd, b); err != nil {
-		d.err = err
-		return ""
-	}
-	return string(b)
-}
-
-func (d *decoder) int() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, err := binary.ReadVarint(d.rd)
-	if err != nil {
-		d.err = err
-	}
-	return v
-}
-
-func decodeResult(rd *bufio.Reader) (fileResult, error) {
-	d := &decoder{rd: rd}
-	var r fileResult
-	var role, terms string
-	for _, p := range []*string{&r.rel, &r.sha, &r.status, &r.reason, &r.detail, &r.kind, &r.language, &r.title,
-		&r.facets, &role, &r.extractor, &r.version, &r.assetID, &r.mime, &terms} {
-		*p = d.str()
-	}
-	r.role = Role(role)
-	if terms != "" {
-		r.terms = []byte(terms)
-	}
-	r.existed = d.int() == 1
-	r.size = d.int()
-	r.mtimeNs = d.int()
-	n := d.int()
-	if d.err == nil && (n < 0 || n > 1<<24) {
-		return r, errors.New("bad unit count")
-	}
-	if n > 0 {
-		r.units = make([]evRow, n)
-	}
-	for i := range r.units {
-		u := &r.units[i]
-		for _, p := range []*string{&u.id, &u.parentID, &u.level, &u.title, &u.heading, &u.channel, &u.sha, &u.text, &u.codeTerms} {
-			*p = d.str()
-		}
-		u.leaf = d.int() == 1
-		u.ordinal = int(d.int())
-		u.startLine = int(d.int())
-		u.endLine = int(d.int())
-		u.tokens = int(d.int())
-	}
-	return r, d.err
 }
 
 // The statements of the apply transaction. Evidence is inserted OR FAIL:
@@ -432,126 +230,209 @@ func execAll(ctx context.Context, tx *sql.Tx, sourceID string, stmts ...string) 
 // connections see the previous revision until it commits, and all of the
 // new one after. If the source's current revision moved since the sync
 // read it, nothing is written (CONFLICT).
-//
-// The order matters for speed: first every removal (one statement per
-// table; the delete trigger takes the rows out of the FTS index), then the
-// new rows, then one statement that indexes all the new leaves, so that
-// FTS5 accumulates its pending terms instead of flushing a segment at
-// every statement savepoint.
 func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (err error) {
 	begin := time.Now()
-	src := plan.src
 	tx, err := ix.db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	cacheSize := 0
+	a := &applyTx{tx: tx, plan: plan, stats: stats, begin: begin, ts: now()}
 	defer func() {
 		if err != nil {
 			tx.Rollback()
 		}
-		if cacheSize != 0 {
-			_, _ = ix.db.W.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, cacheSize))
+		if a.restoreCache != 0 {
+			_, _ = ix.db.W.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, a.restoreCache))
 		}
 	}()
+	if err := a.checkBase(ctx); err != nil {
+		return err
+	}
+	if !plan.newRevision {
+		err = a.touchOnly(ctx)
+	} else {
+		err = a.revision(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("apply revision: commit: %w", err)
+	}
+	return nil
+}
+
+// applyTx is one apply transaction: the plan it writes and what the steps
+// pass on to each other.
+type applyTx struct {
+	tx    *sql.Tx
+	plan  *applyPlan
+	stats *Stats
+	begin time.Time
+	ts    string // the revision's time
+
+	restoreCache int   // the page cache to restore after the transaction; 0: unchanged
+	maxSeq       int64 // the highest evidence seq before the new rows
+	removed      int64 // leaves and documents removed
+}
+
+// checkBase refuses the apply when another sync moved the source's
+// current revision since this one read it.
+func (a *applyTx) checkBase(ctx context.Context) error {
+	src := a.plan.src
 	var current *string
-	if err := tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, src.ID).Scan(&current); err != nil {
+	if err := a.tx.QueryRowContext(ctx, `SELECT current_revision_id FROM sources WHERE id = ?`, src.ID).Scan(&current); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q was removed during the sync", src.ID))
 		}
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	if (current == nil) != (plan.base == nil) || (current != nil && *current != *plan.base) {
+	if base := a.plan.base; (current == nil) != (base == nil) || (current != nil && *current != *base) {
 		return workspace.Wrap(workspace.CodeConflict, ErrConcurrentSync, "another sync of this source finished first; sync again")
 	}
-	ts := now()
-	if !plan.newRevision {
-		if err := applyTouched(ctx, tx, src.ID, plan.touched); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sources SET last_synced_at = ? WHERE id = ?`, ts, src.ID); err != nil {
-			return fmt.Errorf("apply revision: %w", err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("apply revision: commit: %w", err)
-		}
-		return nil
-	}
+	return nil
+}
 
-	// A larger page cache for the length of the transaction keeps a big
-	// revision's pages in memory instead of spilling them to the WAL and
-	// reading them back; it is restored afterwards.
-	var prevCache int
-	if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&prevCache); err != nil {
-		return fmt.Errorf("apply revision: %w", err)
-	}
-	if plan.spool != nil && plan.spool.records > 0 && prevCache > -applyCacheKiB {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -applyCacheKiB)); err != nil {
-			return fmt.Errorf("apply revision: %w", err)
-		}
-		cacheSize = prevCache
-	}
-
-	revID := plan.revisionID
-	var number int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE source_id = ?`, src.ID).Scan(&number); err != nil {
-		return fmt.Errorf("apply revision: %w", err)
-	}
-	stats.RevisionID, stats.RevisionNumber = revID, number
-	statsJSON, _ := json.Marshal(stats)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO revisions(id, source_id, number, git_commit, git_ref, created_at, stats)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, revID, src.ID, number, nullStr(plan.commit), nullStr(plan.ref), ts, string(statsJSON)); err != nil {
-		return fmt.Errorf("apply revision: %w", err)
-	}
-	if err := ix.writeExtractions(ctx, tx, plan, ts); err != nil {
+// touchOnly records the new stat of files whose content did not change:
+// no revision is made.
+func (a *applyTx) touchOnly(ctx context.Context) error {
+	if err := applyTouched(ctx, a.tx, a.plan.src.ID, a.plan.touched); err != nil {
 		return err
 	}
-	for _, a := range plan.assets {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO assets(id, mime, size, created_at) VALUES (?, ?, ?, ?)`,
-			a.id, a.mime, a.size, ts); err != nil {
-			return fmt.Errorf("apply revision: %w", err)
-		}
+	if _, err := a.tx.ExecContext(ctx, `UPDATE sources SET last_synced_at = ? WHERE id = ?`, a.ts, a.plan.src.ID); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
 	}
+	return nil
+}
 
+// revision writes a new revision. The order of its steps binds, for
+// FTS5's sake, not only for correctness:
+//
+//  1. every removal first, one statement per table (the delete triggers
+//     take the rows out of both lexical indexes);
+//  2. then the new rows, with no FTS5 write among them;
+//  3. then one statement per lexical index that indexes all the new
+//     rows (IndexLeavesSQL, IndexFilesSQL).
+//
+// FTS5 flushes its pending terms to a new segment at every statement's
+// savepoint: indexing row by row, or interleaving index writes with other
+// statements, would leave thousands of tiny segments to merge. And the
+// removals go by path, so they must come before the new rows of the same
+// paths.
+func (a *applyTx) revision(ctx context.Context) error {
+	if err := a.growCache(ctx); err != nil {
+		return err
+	}
+	if err := a.insertRevision(ctx); err != nil {
+		return err
+	}
 	// A large revision is merged into the index by Optimize once it has
 	// committed; FTS5's automerge, which merges segments as the removals
 	// and the new leaves are flushed, would do much of that work twice,
 	// inside this transaction.
-	bulk := stats.Units >= bulkUnits
+	bulk := a.stats.Units >= bulkUnits
 	if bulk {
-		if err := setAutomerge(ctx, tx, 0); err != nil {
+		if err := setAutomerge(ctx, a.tx, 0); err != nil {
 			return fmt.Errorf("apply revision: %w", err)
 		}
 	}
+	if err := a.removeOld(ctx); err != nil { // 1
+		return err
+	}
+	if err := a.insertNew(ctx); err != nil { // 2
+		return err
+	}
+	if err := a.indexNew(ctx); err != nil { // 3
+		return err
+	}
+	if bulk {
+		if err := setAutomerge(ctx, a.tx, defaultAutomerge); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+	if err := a.writeCoverage(ctx); err != nil {
+		return err
+	}
+	return a.switchRevision(ctx)
+}
 
-	// 1. Removals: deleted files, and the old entries of changed files.
-	if err := stagePaths(ctx, tx, plan); err != nil {
+// growCache gives the transaction a larger page cache, which keeps a big
+// revision's pages in memory instead of spilling them to the WAL and
+// reading them back; apply restores it afterwards.
+func (a *applyTx) growCache(ctx context.Context) error {
+	var prev int
+	if err := a.tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&prev); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if a.plan.spool == nil || a.plan.spool.records == 0 || prev <= -applyCacheKiB {
+		return nil
+	}
+	if _, err := a.tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -applyCacheKiB)); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	a.restoreCache = prev
+	return nil
+}
+
+// insertRevision writes the revision's row, its extractions and its
+// assets.
+func (a *applyTx) insertRevision(ctx context.Context) error {
+	plan, src := a.plan, a.plan.src
+	var number int
+	if err := a.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE source_id = ?`, src.ID).Scan(&number); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	a.stats.RevisionID, a.stats.RevisionNumber = plan.revisionID, number
+	statsJSON, _ := json.Marshal(a.stats)
+	if _, err := a.tx.ExecContext(ctx, `INSERT INTO revisions(id, source_id, number, git_commit, git_ref, created_at, stats)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, plan.revisionID, src.ID, number, nullStr(plan.commit), nullStr(plan.ref), a.ts, string(statsJSON)); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
+	if err := writeExtractions(ctx, a.tx, plan, a.ts); err != nil {
+		return err
+	}
+	for _, as := range plan.assets {
+		if _, err := a.tx.ExecContext(ctx, `INSERT OR IGNORE INTO assets(id, mime, size, created_at) VALUES (?, ?, ?, ?)`,
+			as.id, as.mime, as.size, a.ts); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeOld removes the deleted files and the old entries of changed
+// files: one statement per table.
+func (a *applyTx) removeOld(ctx context.Context) error {
+	if err := stagePaths(ctx, a.tx, a.plan); err != nil {
 		return fmt.Errorf("apply revision: stage removals: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, sqlDropEvidence, src.ID)
+	res, err := a.tx.ExecContext(ctx, sqlDropEvidence, a.plan.src.ID)
 	if err != nil {
 		return fmt.Errorf("apply revision: remove files: %w", err)
 	}
-	removed, _ := res.RowsAffected()
-	if err := execAll(ctx, tx, src.ID, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
+	a.removed, _ = res.RowsAffected()
+	if err := execAll(ctx, a.tx, a.plan.src.ID, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
 		return fmt.Errorf("apply revision: remove files: %w", err)
 	}
+	return nil
+}
 
-	// 2. New rows.
-	var maxSeq int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&maxSeq); err != nil {
+// insertNew writes the rows of the changed files from the spool, and the
+// new stat of the touched ones. No lexical index is written here.
+func (a *applyTx) insertNew(ctx context.Context) error {
+	if err := a.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&a.maxSeq); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	st, err := prepare(ctx, tx)
+	st, err := prepare(ctx, a.tx)
 	if err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	if plan.spool != nil {
-		err := plan.spool.each(func(r *fileResult) error {
+	if a.plan.spool != nil {
+		err := a.plan.spool.each(func(r *fileResult) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return ix.applyFile(ctx, st, plan, r, ts)
+			return applyFile(ctx, st, a.plan, r, a.ts)
 		})
 		if err != nil {
 			return fmt.Errorf("apply revision: %w", err)
@@ -560,57 +441,60 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	if err := st.flushEvidence(ctx); err != nil {
 		return fmt.Errorf("apply revision: insert evidence: %w", err)
 	}
-	if err := applyTouched(ctx, tx, src.ID, plan.touched); err != nil {
-		return err
-	}
+	return applyTouched(ctx, a.tx, a.plan.src.ID, a.plan.touched)
+}
 
-	// 3. Index the new leaves in one statement.
-	res, err = tx.ExecContext(ctx, IndexLeavesSQL, maxSeq)
+// indexNew indexes every row above maxSeq: the new leaves, one statement,
+// and the new files, another; and counts the churn Optimize reads.
+func (a *applyTx) indexNew(ctx context.Context) error {
+	res, err := a.tx.ExecContext(ctx, IndexLeavesSQL, a.maxSeq)
 	if err != nil {
 		return fmt.Errorf("apply revision: index: %w", err)
 	}
 	added, _ := res.RowsAffected()
-	if _, err := tx.ExecContext(ctx, IndexFilesSQL, maxSeq); err != nil {
+	if _, err := a.tx.ExecContext(ctx, IndexFilesSQL, a.maxSeq); err != nil {
 		return fmt.Errorf("apply revision: index files: %w", err)
 	}
-	if err := addChurn(ctx, tx, added+removed); err != nil {
+	if err := addChurn(ctx, a.tx, added+a.removed); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	if bulk {
-		if err := setAutomerge(ctx, tx, defaultAutomerge); err != nil {
-			return fmt.Errorf("apply revision: %w", err)
-		}
-	}
+	return nil
+}
 
-	// 4. Coverage, and the switch to the new revision.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM skips WHERE source_id = ?`, src.ID); err != nil {
+// writeCoverage replaces the source's skip list.
+func (a *applyTx) writeCoverage(ctx context.Context) error {
+	src := a.plan.src
+	if _, err := a.tx.ExecContext(ctx, `DELETE FROM skips WHERE source_id = ?`, src.ID); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, sqlInsertSkip)
+	ins, err := a.tx.PrepareContext(ctx, sqlInsertSkip)
 	if err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	for _, s := range plan.skips {
-		if _, err := ins.ExecContext(ctx, src.ID, s.Path, s.Reason, s.Detail, revID); err != nil {
+	for _, s := range a.plan.skips {
+		if _, err := ins.ExecContext(ctx, src.ID, s.Path, s.Reason, s.Detail, a.plan.revisionID); err != nil {
 			return fmt.Errorf("apply revision: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sources SET current_revision_id = ?, last_synced_at = ? WHERE id = ?`,
-		revID, ts, src.ID); err != nil {
+	return nil
+}
+
+// switchRevision makes the new revision current, and rewrites its stats:
+// they were written before the apply's own time was known, and now say
+// how long the apply and the whole sync took.
+func (a *applyTx) switchRevision(ctx context.Context) error {
+	src, revID := a.plan.src, a.plan.revisionID
+	if _, err := a.tx.ExecContext(ctx, `UPDATE sources SET current_revision_id = ?, last_synced_at = ? WHERE id = ?`,
+		revID, a.ts, src.ID); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
-	// The revision's stats were written before the apply's own time was
-	// known: now they say how long the apply and the whole sync took.
-	final := *stats
-	final.ApplyMS = time.Since(begin).Milliseconds()
+	final := *a.stats
+	final.ApplyMS = time.Since(a.begin).Milliseconds()
 	final.DurationMS += final.ApplyMS
 	if b, err := json.Marshal(final); err == nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE revisions SET stats = ? WHERE id = ?`, string(b), revID); err != nil {
+		if _, err := a.tx.ExecContext(ctx, `UPDATE revisions SET stats = ? WHERE id = ?`, string(b), revID); err != nil {
 			return fmt.Errorf("apply revision: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("apply revision: commit: %w", err)
 	}
 	return nil
 }
@@ -677,7 +561,7 @@ func applyTouched(ctx context.Context, tx *sql.Tx, sourceID string, touched []to
 	return nil
 }
 
-func (ix *Indexer) writeExtractions(ctx context.Context, tx *sql.Tx, plan *applyPlan, ts string) error {
+func writeExtractions(ctx context.Context, tx *sql.Tx, plan *applyPlan, ts string) error {
 	keys := make([]string, 0, len(plan.extractions))
 	for k := range plan.extractions {
 		keys = append(keys, k)
@@ -697,7 +581,7 @@ func (ix *Indexer) writeExtractions(ctx context.Context, tx *sql.Tx, plan *apply
 
 // applyFile writes the new rows of one changed file (its old ones are
 // gone already).
-func (ix *Indexer) applyFile(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult, ts string) error {
+func applyFile(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult, ts string) error {
 	src := plan.src
 	extID := plan.extractionID(r)
 	for i := range r.units {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // writeVersion rewrites every file with the same length and a new marker,
@@ -122,8 +123,57 @@ func TestCancelDuringSync(t *testing.T) {
 	}
 }
 
+// fillFields sets every field of the struct v points to, exported or
+// not, to a value of its own (n counts them), so that a field the spool
+// codec does not carry fails the round trip. A field of a type it does
+// not know fails the test: the filler must learn it.
+func fillFields(t *testing.T, v reflect.Value, n *int) {
+	t.Helper()
+	v = v.Elem()
+	for i := range v.NumField() {
+		f := reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem()
+		*n++
+		switch name := v.Type().Field(i).Name; {
+		case f.Kind() == reflect.String:
+			f.SetString(fmt.Sprintf("%s-%d-ü", name, *n))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
+		case f.CanInt():
+			f.SetInt(int64(-1000 * *n))
+		case f.Type() == reflect.TypeFor[[]byte]():
+			f.SetBytes([]byte(fmt.Sprintf("%s-%d", name, *n)))
+		case f.Type() == reflect.TypeFor[[]string]():
+			f.Set(reflect.ValueOf([]string{name + "-a", fmt.Sprint(*n)}))
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+			f.Set(reflect.MakeSlice(f.Type(), 2, 2))
+			for k := range 2 {
+				fillFields(t, f.Index(k).Addr(), n)
+			}
+		case f.Type() == reflect.TypeFor[error]():
+			f.Set(reflect.ValueOf(errors.New(name)))
+		default:
+			t.Fatalf("fillFields: field %s of type %s: teach the filler its type", name, f.Type())
+		}
+	}
+}
+
 func TestSpoolRoundTrip(t *testing.T) {
+	var full fileResult
+	n := 0
+	fillFields(t, reflect.ValueOf(&full), &n)
+	// What is expected back: every field but those spoolOmitted names.
+	want := full
+	fields := reflect.ValueOf(&want).Elem()
+	for _, name := range spoolOmitted {
+		f := fields.FieldByName(name)
+		if !f.IsValid() {
+			t.Fatalf("spoolOmitted names %q, which fileResult lacks", name)
+		}
+		reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().SetZero()
+	}
+	full.err = nil // a failed result is refused, below
 	rs := []fileResult{
+		full,
 		{rel: "a.md", existed: true, size: 12, mtimeNs: -5, sha: "abc", status: statusIndexed, kind: "markdown",
 			language: "markdown", title: "A", facets: `{"x":"y"}`, extractor: "markdown", version: "1",
 			terms: FileTerms([]LeafText{{Title: "ü", Text: "x x", CodeTerms: "a b"}}),
@@ -134,6 +184,12 @@ func TestSpoolRoundTrip(t *testing.T) {
 			}},
 		{rel: "b.bin", status: statusSkipped, reason: SkipBinary, size: 1 << 40},
 		{rel: "c.png", status: statusAsset, assetID: "ff", mime: "image/png", units: []evRow{{id: "ev_3"}}},
+	}
+	expect := append([]fileResult{want}, rs[1:]...)
+	failed := full
+	failed.err = errors.New("read failed")
+	if err := newSpool(t.TempDir(), 1<<20).write(&failed); err == nil {
+		t.Fatal("the spool took a failed result")
 	}
 	for _, threshold := range []int{1, 1 << 20} {
 		sp := newSpool(t.TempDir(), threshold)
@@ -147,8 +203,8 @@ func TestSpoolRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		sp.close()
-		if !reflect.DeepEqual(got, rs) {
-			t.Fatalf("threshold %d: round trip differs:\n%+v\n%+v", threshold, got, rs)
+		if !reflect.DeepEqual(got, expect) {
+			t.Fatalf("threshold %d: round trip differs:\n%+v\n%+v", threshold, got, expect)
 		}
 	}
 	// A truncated record is an error, not a panic.
