@@ -39,9 +39,11 @@ type packHit struct {
 	whole  bool
 	// bare is a place shown by its citation and header alone: its least
 	// showing (one line, a paragraph) would take more than its share of
-	// the budget. bareOver is what it costs so (its header differs).
+	// the budget. bareOver is what it costs so (its header differs),
+	// counted when a bare place is considered (bareCost).
 	bare     bool
 	bareOver int
+	headCost int // the header's tokens in over (both copies)
 }
 
 // estimateText is the planner's token estimate of s as it travels: once
@@ -100,7 +102,14 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 	// The lines a place may start with are counted exactly too (its
 	// focus, and its first line, which stands in for a long focus): the
 	// estimate runs high on code, and a place is planned on them.
-	for _, i := range []int{0, p.lo, p.hi} {
+	exactLines := []int{0}
+	if p.lo != 0 {
+		exactLines = append(exactLines, p.lo)
+	}
+	if p.hi != p.lo {
+		exactLines = append(exactLines, p.hi)
+	}
+	for _, i := range exactLines {
 		if i < len(p.lines) {
 			p.cost[i] = countText(c, p.lines[i], f != FormatNone)
 		}
@@ -112,20 +121,22 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 		// The header as the place will show it: its focus lines first
 		// (the header's context depends on the first line shown).
 		head, _ := blockParts(f, newItem(p.focused(h), false))
-		p.over += c.Count(head) + c.Count(escapeJSON(head))
-		bh := bareOf(h)
-		head, _ = blockParts(f, newItem(&bh, true))
-		p.bareOver = c.Count(head) + c.Count(escapeJSON(head))
+		p.headCost = c.Count(head) + c.Count(escapeJSON(head))
+		p.over += p.headCost
 	}
-	sh.Truncated = true
-	if core, err := coreOf(&sh); err == nil {
-		p.bareOver += c.Count(core) + 4
-	}
-	sh.Truncated = false
 	if core, err := coreOf(&sh); err == nil {
 		p.over += c.Count(core)
 	}
 	return p
+}
+
+// bareCost is what h costs as a bare place: its citation (with
+// "truncated") and the header that says its lines were left out, both
+// copies, instead of the header of its focus.
+func (p *packHit) bareCost(c *Counter, f Format, h *query.Hit) int {
+	bh := bareOf(h)
+	head, _ := blockParts(f, newItem(&bh, true))
+	return p.over - p.headCost + c.Count(head) + c.Count(escapeJSON(head)) + c.Count(`,"truncated":true`)
 }
 
 // bareOf is h planned as a bare place: no text, truncated. Fit shows it
@@ -277,9 +288,11 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 			for j := p.lo; j <= p.hi; j++ {
 				least += p.cost[j]
 			}
-			if !full && f != FormatNone && p.bareOver > 0 && p.bareOver < p.over+least &&
+			if !full && f != FormatNone && p.headCost > 0 &&
 				(least > bareShare || least > longLine && p.over+least > room) {
-				p.bare, p.whole = true, false
+				if p.bareOver = p.bareCost(c, f, &hits[i]); p.bareOver < p.over+least {
+					p.bare, p.whole = true, false
+				}
 			}
 		}
 		if full {
