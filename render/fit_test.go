@@ -205,7 +205,7 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 			Rendered *string `json:"rendered"`
 		}
 		if err := json.Unmarshal(v1, &body); err != nil || body.Rendered == nil || *body.Rendered != out.Rendered {
-			t.Fatalf("V1JSON does not carry the rendered text: %v", err)
+			t.Fatalf("the /v1 body (the structured bytes) does not carry the rendered text: %v", err)
 		}
 		// structuredContent carries it too, for clients that show a model
 		// nothing else.
