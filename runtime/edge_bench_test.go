@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/jobs"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkEdgeSearchWarm(b *testing.B) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	args := json.RawMessage(`{"request":{"question":"request header malformed","budget":{"max_tokens":1000}}}`)
-	hc := &http.Client{Transport: bearerTransport{token: own.Token(), next: http.DefaultTransport}}
+	hc := &http.Client{Transport: testkit.Bearer{Token: own.Token()}}
 
 	b.Run("mcp", func(b *testing.B) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
@@ -101,16 +102,4 @@ func BenchmarkEdgeSearchWarm(b *testing.B) {
 			call()
 		}
 	})
-}
-
-// bearerTransport adds the owner token to every request.
-type bearerTransport struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.token)
-	return t.next.RoundTrip(r)
 }

@@ -15,18 +15,6 @@ import (
 	tyruntime "github.com/tychora/tychora/runtime"
 )
 
-// bearer adds the owner's token to each request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // TestCloseLeavesNoGoroutine: an owner that served /v1 and an MCP session
 // over loopback, ran a sync job (with its source watched) and recorded a
 // search leaves no goroutine running once Close returns and its clients
@@ -76,7 +64,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	// An MCP session over loopback, with a search the recorder keeps.
 	transport := &http.Transport{}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "leak", Version: "v0"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: own.URL() + "/mcp/", HTTPClient: &http.Client{Transport: bearer{own.Token(), transport}}, MaxRetries: -1},
+		&mcp.StreamableClientTransport{Endpoint: own.URL() + "/mcp/", HTTPClient: &http.Client{Transport: testkit.Bearer{Token: own.Token(), Next: transport}}, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/jobs"
 	"github.com/tychora/tychora/query"
 	tyruntime "github.com/tychora/tychora/runtime"
@@ -54,18 +55,6 @@ func (o *outcome) get(class string) int {
 // The bound on any one request during the shutdown: the owner's own wait
 // for requests in flight is 10 s.
 const requestBound = 15 * time.Second
-
-// bearerRT adds a bearer token to every request.
-type bearerRT struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
 
 // TestShutdownUnderLoad sends SIGTERM to `tychora serve` while searches
 // run in loops over /v1 and over MCP (a session of the go-sdk client, and
@@ -180,7 +169,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 		})
 	}
 	for i := 0; i < 4; i++ {
-		hc := &http.Client{Transport: bearerRT{ep.Token, &http.Transport{Proxy: nil}}, Timeout: 2 * requestBound}
+		hc := &http.Client{Transport: testkit.Bearer{Token: ep.Token, Next: &http.Transport{Proxy: nil}}, Timeout: 2 * requestBound}
 		wg.Add(1)
 		go loop("mcp-session", mcpSessionSearch(ctx, hc, ep, question, afterSignal))
 	}

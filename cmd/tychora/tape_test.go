@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tychora/tychora/interfaces/mcp/tape"
+	"github.com/tychora/tychora/internal/testkit"
 	tyruntime "github.com/tychora/tychora/runtime"
 	"github.com/tychora/tychora/workspace"
 )
@@ -546,7 +547,7 @@ func TestTapeRecordHTTP(t *testing.T) {
 		ep, err = tyruntime.ReadEndpoint(l)
 		return err == nil && ep.State == tyruntime.StateRunning
 	})
-	hc := &http.Client{Transport: bearerRT{ep.Token, &http.Transport{Proxy: nil}}}
+	hc := &http.Client{Transport: testkit.Bearer{Token: ep.Token, Next: &http.Transport{Proxy: nil}}}
 	var lives []transcript
 	for _, version := range []string{"2025-11-25", "2025-11-25"} {
 		client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tychora/tychora/internal/testkit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	tyruntime "github.com/tychora/tychora/runtime"
@@ -179,7 +181,7 @@ func TestTextSeenInImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &visionEnv{t: t, ctx: ctx, ws: ws, ep: ep, hc: &http.Client{Transport: bearerRT{ep.Token, http.DefaultTransport}}}
+	v := &visionEnv{t: t, ctx: ctx, ws: ws, ep: ep, hc: &http.Client{Transport: testkit.Bearer{Token: ep.Token, Next: http.DefaultTransport}}}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		t.Fatal(err)

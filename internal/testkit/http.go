@@ -51,3 +51,21 @@ func Do(t testing.TB, r Request) (int, http.Header, []byte) {
 	}
 	return resp.StatusCode, resp.Header, b
 }
+
+// Bearer is a RoundTripper that sends Token as a bearer token with every
+// request through Next (http.DefaultTransport when nil).
+type Bearer struct {
+	Token string
+	Next  http.RoundTripper
+}
+
+// RoundTrip sends a copy of r with the Authorization header set.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := b.Next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	return next.RoundTrip(r)
+}
