@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tychora/tychora/query"
@@ -183,11 +184,31 @@ func contextOf(it item) string {
 		return ""
 	}
 	first, _, _ := strings.Cut(it.text, "\n")
-	if strings.Contains(first, c) {
+	if holdsWords(first, c) {
 		return ""
 	}
 	return c
 }
+
+// holdsWords reports whether line holds s where words begin and end, so
+// that a title "Go" is not taken as said by a line about "Google".
+func holdsWords(line, s string) bool {
+	for i := 0; ; {
+		j := strings.Index(line[i:], s)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(s)
+		before, _ := utf8.DecodeLastRuneInString(line[:a])
+		after, _ := utf8.DecodeRuneInString(line[b:])
+		if (a == 0 || !isWordRune(before)) && (b == len(line) || !isWordRune(after)) {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func flags(it item) string {
 	var b strings.Builder

@@ -212,3 +212,25 @@ func TestRenderHeadersOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderSaysATitleOnce: a header leaves out a title its first shown
+// line holds as words, and keeps one the line holds only inside a word.
+func TestHeaderSaysATitleOnce(t *testing.T) {
+	for _, tt := range []struct {
+		title, text string
+		kept        bool
+	}{
+		{"func ParseIP", "func ParseIP(s string) IP {\n", false},
+		{"Budgets", "# Budgets\n\nThe budget counts.\n", false},
+		{"Go", "Google's notes\n", true},
+		{"func Parse", "func ParseIP(s string) IP {\n", true},
+		{"type Mutex struct", "// A Mutex is a lock.\ntype Mutex struct {\n", true},
+	} {
+		text := tt.text
+		h := query.Hit{Path: "a/b.go", Title: tt.title, Span: query.Span{StartLine: 1, EndLine: 2}, Text: &text}
+		head := agentHead(newItem(&h, false))
+		if got := strings.Contains(head, tt.title); got != tt.kept {
+			t.Errorf("title %q over %q: header %q, title kept %v, want %v", tt.title, tt.text, head, got, tt.kept)
+		}
+	}
+}
