@@ -67,26 +67,6 @@ func BenchmarkIngest(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	open := func(b *testing.B) (*Indexer, Source, func()) {
-		ws := filepath.Join(b.TempDir(), "ws")
-		if err := os.MkdirAll(ws, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := NewPolicy([]string{dir}, ws)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
-		src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return ix, src, func() { db.Close() }
-	}
 	report := func(b *testing.B, files, bytes int64) {
 		secs := b.Elapsed().Seconds()
 		if secs > 0 {
@@ -98,7 +78,7 @@ func BenchmarkIngest(b *testing.B) {
 		var files, bytes int64
 		for b.Loop() {
 			b.StopTimer()
-			ix, src, done := open(b)
+			ix, src, done := benchIndexer(ctx, b, dir)
 			b.StartTimer()
 			st, err := ix.Sync(ctx, src.ID, SyncOptions{})
 			if err != nil {
@@ -113,7 +93,7 @@ func BenchmarkIngest(b *testing.B) {
 		report(b, files, bytes)
 	})
 	b.Run("resync", func(b *testing.B) {
-		ix, src, done := open(b)
+		ix, src, done := benchIndexer(ctx, b, dir)
 		defer done()
 		if _, err := ix.Sync(ctx, src.ID, SyncOptions{}); err != nil {
 			b.Fatal(err)
@@ -196,24 +176,8 @@ func BenchmarkSyncChanged(b *testing.B) {
 	if len(goFiles) < changed {
 		b.Skipf("%d .go files in the copy, want %d", len(goFiles), changed)
 	}
-	ws := filepath.Join(b.TempDir(), "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	p, err := NewPolicy([]string{dir}, ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
-	src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ix, src, done := benchIndexer(ctx, b, dir)
+	defer done()
 	if _, err := ix.Sync(ctx, src.ID, SyncOptions{}); err != nil {
 		b.Fatal(err)
 	}
@@ -267,4 +231,28 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchIndexer is an Indexer over a new workspace in b's temporary
+// directory with dir added as a folder source (not synced yet); done
+// closes its database.
+func benchIndexer(ctx context.Context, b *testing.B, dir string) (*Indexer, Source, func()) {
+	ws := filepath.Join(b.TempDir(), "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	db, err := workspace.OpenDB(ctx, filepath.Join(ws, "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewPolicy([]string{dir}, ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := NewIndexer(db, p, NewAssets(filepath.Join(ws, "assets")), Options{TempDir: ws})
+	src, _, err := ix.Add(ctx, SourceInput{Path: dir, Kind: KindFolder})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ix, src, func() { db.Close() }
 }
