@@ -16,7 +16,7 @@ type syncRunner struct {
 	// began and ended tell the watcher of each run (nil: nothing to tell);
 	// began returns the changes the watcher saw since the last run.
 	began func(sourceID string) (paths []string, all bool)
-	ended func(ctx context.Context, sourceID string, ok bool, dirs []string)
+	ended func(ctx context.Context, sourceID string, err error, dirs []string)
 	log   *slog.Logger
 	// merge, when set, merges the index once no job runs (merge.go).
 	merge *merger
@@ -53,7 +53,7 @@ func (r syncRunner) sync(ctx context.Context, j jobs.Job, report func(jobs.Progr
 	ix := r.ix()
 	st, err := ix.Sync(ctx, j.SourceID, opts)
 	if r.ended != nil {
-		r.ended(ctx, j.SourceID, err == nil, st.Dirs)
+		r.ended(ctx, j.SourceID, err, st.Dirs)
 	}
 	if err != nil || !st.NewRevision {
 		return false, err

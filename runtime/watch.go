@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tychora/tychora/interfaces"
@@ -96,13 +97,21 @@ func (own *Owner) syncBegan(id string) (paths []string, all bool) {
 	return nil, true // nothing watched here: the job's paths may not be all that changed
 }
 
-func (own *Owner) syncEnded(ctx context.Context, id string, ok bool, dirs []string) {
+func (own *Owner) syncEnded(ctx context.Context, id string, err error, dirs []string) {
 	w := own.watch()
 	if w == nil {
 		return
 	}
-	if _, watched := w.State(id); watched || !ok {
-		w.EndSync(id, ok, dirs)
+	outcome := sources.SyncDone
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || own.life.Err() != nil:
+		outcome = sources.SyncCancelled
+	default:
+		outcome = sources.SyncFailed
+	}
+	if _, watched := w.State(id); watched || outcome != sources.SyncDone {
+		w.EndSync(id, outcome, dirs)
 		return
 	}
 	if dirs == nil {

@@ -59,6 +59,11 @@ type WatchOptions struct {
 	// Rescan is the period of a source that fell back to polling
 	// (default 30s).
 	Rescan time.Duration
+	// RetryMin and RetryMax bound the wait before a failed sync's changes
+	// are asked for again: RetryMin after the first failure (default
+	// 1s), twice as long after each further one, at most RetryMax
+	// (default 5m).
+	RetryMin, RetryMax time.Duration
 	// MaxWatches, when positive, is a limit of watched directories over
 	// every source, which runs out like the system's own
 	// (max_user_watches).
@@ -104,7 +109,9 @@ type watched struct {
 	full, inflightFull bool
 	gen, startedGen    uint64 // changes seen; gen when the running sync began
 	syncing            bool
-	asking             bool // fire is asking for a sync
+	failures           int       // syncs failed in a row
+	retryAt            time.Time // no sync is asked for before it (after a failure)
+	asking             bool      // fire is asking for a sync
 	timer              *time.Timer
 	first              time.Time // the first change of the burst the timer waits on
 	stop               chan struct{}
@@ -120,6 +127,12 @@ func NewWatcher(o WatchOptions) *Watcher {
 	}
 	if o.Rescan <= 0 {
 		o.Rescan = 30 * time.Second
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = time.Second
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(5*time.Minute, o.RetryMin)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -411,11 +424,22 @@ func (w *Watcher) BeginSync(id string) (paths []string, all bool) {
 	return paths, s.inflightFull || s.mode != WatchWatching
 }
 
-// EndSync tells w that the sync of the source ended; ok when it succeeded,
-// with the directories it walked. The watch set follows the walk, and a
+// SyncOutcome is how a sync of a watched source ended.
+type SyncOutcome int
+
+const (
+	SyncDone      SyncOutcome = iota // it succeeded
+	SyncCancelled                    // it was cancelled, or the owner is stopping
+	SyncFailed                       // it failed
+)
+
+// EndSync tells w that the sync of the source ended, with the directories
+// it walked when it succeeded. The watch set follows the walk, and a
 // change seen while the sync ran (or a directory watched only now) gets
-// one more sync.
-func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
+// one more sync. The changes a failed sync took are asked for again after
+// a wait that doubles with each failure in a row (RetryMin to RetryMax);
+// a cancelled sync's changes wait for the next change.
+func (w *Watcher) EndSync(id string, outcome SyncOutcome, dirs []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.srcs[id]
@@ -423,6 +447,7 @@ func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
 		return
 	}
 	s.syncing = false
+	ok := outcome == SyncDone
 	if !ok {
 		for p := range s.inflight {
 			s.pending[p] = true
@@ -431,6 +456,18 @@ func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
 	}
 	s.inflight = map[string]bool{}
 	s.inflightFull = false
+	switch outcome {
+	case SyncDone:
+		s.failures, s.retryAt = 0, time.Time{}
+	case SyncFailed:
+		s.failures++
+		wait := w.opts.RetryMax
+		if n := s.failures - 1; n < 32 && w.opts.RetryMin<<n < w.opts.RetryMax {
+			wait = w.opts.RetryMin << n
+		}
+		s.retryAt = time.Now().Add(wait)
+		w.log.Warn("sync of a watched source failed; asking again later", workspace.LogSourceID, id, workspace.LogFailures, s.failures, workspace.LogRetryIn, wait)
+	}
 	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
 		if w.followWalkLocked(s, dirs) {
 			// What was written into a new directory before its watch
@@ -439,7 +476,7 @@ func (w *Watcher) EndSync(id string, ok bool, dirs []string) {
 			s.full = true
 		}
 	}
-	if s.gen > s.startedGen && s.mode == WatchWatching {
+	if (s.gen > s.startedGen || outcome == SyncFailed) && s.mode == WatchWatching {
 		w.armLocked(s)
 	}
 }
@@ -579,16 +616,18 @@ func (w *Watcher) bumpLocked(s *watched, rel string) {
 }
 
 // armLocked (re)starts s's debounce timer: Debounce after the last
-// change, and never later than MaxDelay after the first of the burst.
+// change, and never later than MaxDelay after the first of the burst;
+// after a failed sync, not before its retry time.
 func (w *Watcher) armLocked(s *watched) {
 	now := time.Now()
+	retry := s.retryAt.Sub(now)
 	if s.timer == nil {
 		s.first = now
-		s.timer = time.AfterFunc(w.opts.Debounce, func() { w.fire(s) })
+		s.timer = time.AfterFunc(max(w.opts.Debounce, retry), func() { w.fire(s) })
 		return
 	}
 	wait := min(w.opts.Debounce, s.first.Add(w.opts.MaxDelay).Sub(now))
-	s.timer.Reset(max(wait, 0))
+	s.timer.Reset(max(wait, retry, 0))
 }
 
 // fire asks for a sync of s. A job that is running already began before

@@ -29,12 +29,14 @@ const (
 	LogRestartNeeded = "restart_needed" // settings keys that apply only after a restart
 
 	// Amounts.
-	LogEvery     = "every"   // a period (a duration)
-	LogWait      = "wait"    // a bound that was reached (a duration)
-	LogMS        = "ms"      // how long a step took, in milliseconds
-	LogFiles     = "files"   // a count of files
-	LogSources   = "sources" // a count of sources
-	LogIndexed   = "indexed" // a sync's counts, as its job's progress has them
+	LogEvery     = "every"    // a period (a duration)
+	LogWait      = "wait"     // a bound that was reached (a duration)
+	LogRetryIn   = "retry_in" // the wait before a failed step is tried again (a duration)
+	LogFailures  = "failures" // how many times in a row a step failed
+	LogMS        = "ms"       // how long a step took, in milliseconds
+	LogFiles     = "files"    // a count of files
+	LogSources   = "sources"  // a count of sources
+	LogIndexed   = "indexed"  // a sync's counts, as its job's progress has them
 	LogUnchanged = "unchanged"
 	LogDeleted   = "deleted"
 	LogWalkMS    = "walk_ms" // a sync's steps, in milliseconds
