@@ -330,6 +330,29 @@ func stopOwnerProc(t *testing.T, o owner) {
 	}
 }
 
+// waitNoJobs polls the job list until no job is queued or running.
+func waitNoJobs(t *testing.T, ctx context.Context, c *httpapi.Client, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		busy := 0
+		for _, st := range []string{jobs.StateQueued, jobs.StateRunning} {
+			res, err := c.ManageJob(ctx, interfaces.ManageJobRequest{Action: "list", State: st, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			busy += len(res.Jobs)
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs still queued or running after %v", busy, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // waitFinal polls job id until it is final.
 func waitFinal(t *testing.T, ctx context.Context, c *httpapi.Client, id string, limit time.Duration) jobs.Job {
 	t.Helper()
@@ -450,6 +473,9 @@ func TestCrashSafety(t *testing.T) {
 		// The chain's end: the job resumes and succeeds, every job is
 		// final, and the evidence is the uninterrupted run's.
 		final := waitFinal(t, ctx, own.client, jobID, 5*time.Minute)
+		// The owner watches the tree and asks for a sync after each
+		// start: those jobs end too before the owner stops.
+		waitNoJobs(t, ctx, own.client, time.Minute)
 		stopOwnerProc(t, own)
 		got := dbcheck(t, filepath.Join(ws, "index.db"), true)
 		if final.State != jobs.StateSucceeded || final.Attempt != 1 {
