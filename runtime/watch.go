@@ -63,27 +63,27 @@ func (own *Owner) startWatching() {
 
 // watchChanged queues a sync of a source that changed on disk (of the
 // paths that changed, or of all of it when paths is nil), and says
-// whether the job it got was already running.
-func (own *Owner) watchChanged(id string, paths []string) bool {
+// whether the job it got was already running, or why none was queued.
+func (own *Owner) watchChanged(id string, paths []string) (bool, error) {
 	src, err := sources.GetSource(own.life, own.db, id)
 	if workspace.ErrorCode(err) == workspace.CodeNotFound {
 		if w := own.watch(); w != nil {
 			w.Unwatch(id)
 		}
-		return false
+		return false, nil
 	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	j, _, err := own.queue.EnqueuePaths(own.life, jobs.KindSync, src.ID, src.CollectionID, WatchPrincipal, paths)
 	if err != nil {
-		if own.life.Err() == nil {
-			own.log.Warn("sync after a change not queued", workspace.LogSourceID, id, workspace.LogErr, err)
+		if own.life.Err() != nil {
+			return false, nil // stopping: the start's catch-up takes the changes in
 		}
-		return false
+		return false, err
 	}
 	own.startJobs()
-	return j.State == jobs.StateRunning
+	return j.State == jobs.StateRunning, nil
 }
 
 // syncBegan and syncEnded tell the watcher about a sync job's run: what

@@ -74,8 +74,9 @@ type WatchOptions struct {
 	// (relative to its root, slash-separated), or of the whole source when
 	// paths is nil. It reports whether the job it got was already running
 	// (then the change may need another sync after it, which the Watcher
-	// asks for).
-	Changed func(sourceID string, paths []string) (running bool)
+	// asks for), or why no job could be queued (then the Watcher asks
+	// again later, as after a failed sync).
+	Changed func(sourceID string, paths []string) (running bool, err error)
 	Logger  *slog.Logger
 }
 
@@ -138,7 +139,7 @@ func NewWatcher(o WatchOptions) *Watcher {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Changed == nil {
-		o.Changed = func(string, []string) bool { return false }
+		o.Changed = func(string, []string) (bool, error) { return false, nil }
 	}
 	d := map[string]bool{}
 	for _, n := range o.DefaultExcludes {
@@ -267,13 +268,13 @@ func (w *Watcher) poll(s *watched) {
 	defer w.wg.Done()
 	t := time.NewTicker(w.opts.Rescan)
 	defer t.Stop()
-	w.opts.Changed(s.id, nil)
+	_, _ = w.opts.Changed(s.id, nil) // one that fails is asked for at the next rescan
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			w.opts.Changed(s.id, nil)
+			_, _ = w.opts.Changed(s.id, nil)
 		}
 	}
 }
@@ -460,13 +461,7 @@ func (w *Watcher) EndSync(id string, outcome SyncOutcome, dirs []string) {
 	case SyncDone:
 		s.failures, s.retryAt = 0, time.Time{}
 	case SyncFailed:
-		s.failures++
-		wait := w.opts.RetryMax
-		if n := s.failures - 1; n < 32 && w.opts.RetryMin<<n < w.opts.RetryMax {
-			wait = w.opts.RetryMin << n
-		}
-		s.retryAt = time.Now().Add(wait)
-		w.log.Warn("sync of a watched source failed; asking again later", workspace.LogSourceID, id, workspace.LogFailures, s.failures, workspace.LogRetryIn, wait)
+		w.backOffLocked(s, "sync of a watched source failed")
 	}
 	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
 		if w.followWalkLocked(s, dirs) {
@@ -615,6 +610,19 @@ func (w *Watcher) bumpLocked(s *watched, rel string) {
 	w.armLocked(s)
 }
 
+// backOffLocked delays the next sync of s after a failure: RetryMin
+// after the first in a row, twice as long after each further one, at
+// most RetryMax.
+func (w *Watcher) backOffLocked(s *watched, what string) {
+	s.failures++
+	wait := w.opts.RetryMax
+	if n := s.failures - 1; n < 32 && w.opts.RetryMin<<n < w.opts.RetryMax {
+		wait = w.opts.RetryMin << n
+	}
+	s.retryAt = time.Now().Add(wait)
+	w.log.Warn(what+"; asking again later", workspace.LogSourceID, s.id, workspace.LogFailures, s.failures, workspace.LogRetryIn, wait)
+}
+
 // armLocked (re)starts s's debounce timer: Debounce after the last
 // change, and never later than MaxDelay after the first of the burst;
 // after a failed sync, not before its retry time.
@@ -653,11 +661,20 @@ func (w *Watcher) fire(s *watched) {
 	w.wg.Add(1)
 	w.mu.Unlock()
 	defer w.wg.Done()
-	running := w.opts.Changed(s.id, paths)
+	running, err := w.opts.Changed(s.id, paths)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s.asking = false
-	if running && !s.syncing && w.srcs[s.id] == s && !w.closed {
+	if w.srcs[s.id] != s || w.closed {
+		return
+	}
+	switch {
+	case err != nil:
+		// No job holds the changes (a full disk, a locked index): they
+		// stay pending and are asked for again after a wait.
+		w.backOffLocked(s, "no sync of a changed source could be queued")
+		w.armLocked(s)
+	case running && !s.syncing:
 		w.armLocked(s) // the job ended between its last look and this one
 	}
 }

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +19,9 @@ func TestWatchRetriesFailedSyncs(t *testing.T) {
 		Debounce: 10 * time.Millisecond,
 		RetryMin: 200 * time.Millisecond,
 		RetryMax: 2 * time.Second,
-		Changed: func(_ string, paths []string) bool {
+		Changed: func(_ string, paths []string) (bool, error) {
 			asked <- paths
-			return false
+			return false, nil
 		},
 	})
 	defer w.Close()
@@ -103,5 +104,56 @@ func TestWatchRetriesFailedSyncs(t *testing.T) {
 	}
 	if st, _ := w.State(src.ID); st.Mode != WatchWatching {
 		t.Fatalf("mode %q", st.Mode)
+	}
+}
+
+// TestWatchRetriesAFailedRequest: when no job could be queued for a
+// change (Changed fails), the change stays pending and is asked for
+// again after RetryMin, without another change.
+func TestWatchRetriesAFailedRequest(t *testing.T) {
+	dir := t.TempDir()
+	type ask struct {
+		paths []string
+		at    time.Time
+	}
+	asked := make(chan ask, 16)
+	fails := 1
+	w := NewWatcher(WatchOptions{
+		Debounce: 10 * time.Millisecond,
+		RetryMin: 200 * time.Millisecond,
+		Changed: func(_ string, paths []string) (bool, error) {
+			asked <- ask{paths, time.Now()}
+			if fails > 0 {
+				fails--
+				return false, errors.New("database or disk is full")
+			}
+			return false, nil
+		},
+	})
+	defer w.Close()
+	src := Source{ID: "src_request", Kind: KindFolder, Path: dir, CollectionID: "default", Watch: true}
+	w.Watch(src, []string{dir})
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("words"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []ask
+	for len(got) < 2 {
+		select {
+		case a := <-asked:
+			got = append(got, a)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("asked %d times, want a retry after the failed request", len(got))
+		}
+	}
+	for _, a := range got {
+		if !slices.Equal(a.paths, []string{"a.txt"}) {
+			t.Fatalf("asked for %v, want [a.txt]", a.paths)
+		}
+	}
+	if d := got[1].at.Sub(got[0].at); d < 190*time.Millisecond {
+		t.Fatalf("asked again after %v, want RetryMin", d)
+	}
+	if st, _ := w.State(src.ID); st.PendingChanges != 1 {
+		t.Fatalf("%d changes pending, want 1 (no sync ran)", st.PendingChanges)
 	}
 }
