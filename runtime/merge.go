@@ -20,8 +20,9 @@ import (
 // waits for the merge to commit (FTS5's merge is one step SQLite cannot
 // interrupt, so stopping it would only throw its work away).
 type merger struct {
-	ix  func() *sources.Indexer
-	log *slog.Logger
+	ix    func() *sources.Indexer
+	log   *slog.Logger
+	quiet time.Duration // how long no job runs before a merge (0: mergeQuiet)
 
 	mu      sync.Mutex
 	running int  // sync jobs running
@@ -59,7 +60,11 @@ func (m *merger) end(applied bool) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
-	m.timer = time.AfterFunc(mergeQuiet, m.merge)
+	quiet := m.quiet
+	if quiet <= 0 {
+		quiet = mergeQuiet
+	}
+	m.timer = time.AfterFunc(quiet, m.merge)
 }
 
 // merge starts the merge, unless a job runs, one is in progress, or m is
