@@ -68,7 +68,7 @@ func TestDiscoverSettingsDefaultExcludes(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := &Inspector{DB: env.db, Cursors: env.engine.Cursors}
-		res, err := in.Inspect(ctx, env.all, InspectRequest{Subject: InspectCoverage, SourceID: src.ID})
+		res, err := in.Inspect(ctx, env.all, InspectRequest{Subject: InspectCoverage, SourceID: src.ID}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
