@@ -40,8 +40,8 @@ func TestDiscoverSettingsDefaultExcludes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &Discoverer{DB: env.db, Settings: s, Cursors: env.engine.Cursors}
-		page, err := d.Discover(ctx, env.all, SubjectSettings, "", 0)
+		d := &Discoverer{DB: env.db, Cursors: env.engine.Cursors}
+		page, err := d.Discover(ctx, env.all, DiscoverState{Settings: s}, SubjectSettings, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
