@@ -29,6 +29,9 @@ func (in *Inspector) InspectContent(ctx context.Context, p workspace.Principal, 
 		return FileContent{}, workspace.Errorf(workspace.CodeInvalidArgument,
 			"subject content takes source_id, path, start_line, end_line, budget and cursor (it serves the current revision)")
 	}
+	if fit == nil {
+		return FileContent{}, workspace.Errorf(workspace.CodeInternal, "inspect content has no fitter")
+	}
 	if b := req.Budget; b != nil && (b.MaxTokens < 0 || b.MaxTokens > MaxBudgetTokens) {
 		return FileContent{}, workspace.Errorf(workspace.CodeInvalidArgument, "budget.max_tokens must be 1 to %d", MaxBudgetTokens)
 	}
