@@ -9,6 +9,9 @@
 #   bench/bounded.sh                 # all of it in a temporary directory
 #   WORK=/tmp/x bench/bounded.sh     # keep and reuse WORK (the index is built once)
 #   OFFSET=300 bench/bounded.sh      # the fifth client's first question (ask new ones on a reused owner)
+#   PROFILE=/tmp/o.prof ONLY=glob bench/bounded.sh -calls 2000   # the owner's CPU profile of one part:
+#   PROFILE=/tmp/o.prof ONLY=fair bench/bounded.sh -heavy 0      #   glob, or fair (the fifth client)
+#   TYCHORA=/tmp/old/tychora bench/bounded.sh                   # measure another build of tychora
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,7 +27,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/tychora" ./cmd/tychora
+if [[ -n ${TYCHORA:-} ]]; then
+	cp "$TYCHORA" "$work/tychora"
+else
+	go build -o "$work/tychora" ./cmd/tychora
+fi
 go build -o "$work/bounded" ./bench/cmd/bounded
 ws=$work/ws
 if [[ ! -d $ws ]]; then
@@ -33,7 +40,9 @@ if [[ ! -d $ws ]]; then
 	"$work/tychora" --workspace "$ws" init --ingest-root "$work/corpus" >/dev/null
 	"$work/tychora" --workspace "$ws" add --wait --json "$work/corpus" >"$work/add.json"
 fi
-"$work/tychora" --workspace "$ws" serve 2>"$work/serve.log" &
+profile=()
+[[ -n ${PROFILE:-} ]] && profile=(--cpuprofile "$PROFILE")
+"$work/tychora" --workspace "$ws" serve "${profile[@]}" 2>"$work/serve.log" &
 owner=$!
 for _ in $(seq 200); do
 	[[ -s $ws/.runtime/endpoint.json ]] && grep -q '"running"' "$ws/.runtime/endpoint.json" && break
@@ -43,6 +52,11 @@ done
 echo "date:    $(date -u)"
 echo "machine: $(nproc) cores, $(go version | cut -d' ' -f3-), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "corpus:  $(find "$work/corpus" -type f | wc -l) files"
+if [[ -n ${ONLY:-} ]]; then
+	"$work/bounded" -workspace "$ws" -questions "$repo/bench/queries/distinct.txt" \
+		-words "$work/corpus/runtime/proc.go" -offset "${OFFSET:-0}" -only "$ONLY" "$@"
+	exit
+fi
 "$work/bounded" -workspace "$ws" -questions "$repo/bench/queries/distinct.txt" \
 	-words "$work/corpus/runtime/proc.go" -offset "${OFFSET:-0}" "$@"
 "$work/bounded" -workspace "$ws" -questions "$repo/bench/queries/distinct.txt" \

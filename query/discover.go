@@ -26,15 +26,13 @@ const (
 
 // Discoverer answers discover: what exists in the workspace, scoped by the
 // caller's grant, paged with cursors bound to that scope.
+//
+// What changes while the owner runs (its settings, reloaded; how its
+// sources are watched) is no field of a Discoverer: each call is given it
+// as a DiscoverState.
 type Discoverer struct {
-	DB       *workspace.DB
-	Settings workspace.Settings
-	// SettingsNow, when set, gives the settings in force instead of
-	// Settings (an owner reloads them).
-	SettingsNow func() workspace.Settings
-	// WatchState, when set, says how a source is watched.
-	WatchState func(sources.Source) sources.WatchState
-	Cursors    *workspace.Cursors
+	DB      *workspace.DB
+	Cursors *workspace.Cursors
 	// Runs, when set, answers discover runs a page at a time, by run
 	// number, so that its pages do not shift when searches are recorded
 	// meanwhile; nil leaves runs unknown.
@@ -42,6 +40,16 @@ type Discoverer struct {
 	// Models are the items of discover models: the token counters, which
 	// package render knows.
 	Models []any
+}
+
+// DiscoverState is what one discover call reads of the workspace as it
+// stands: the values are taken once, when the call begins.
+type DiscoverState struct {
+	// Settings are the settings in force.
+	Settings workspace.Settings
+	// Watch says how sources are watched; nil leaves the watch of each
+	// source out of discover sources (no watcher to ask).
+	Watch *sources.WatchView
 }
 
 // DiscoverPage is one page of items.
@@ -79,16 +87,8 @@ type SourceItem struct {
 	Watch *sources.WatchState `json:"watch,omitempty"`
 }
 
-// settings are the settings in force.
-func (d *Discoverer) settings() workspace.Settings {
-	if d.SettingsNow != nil {
-		return d.SettingsNow()
-	}
-	return d.Settings
-}
-
-// Discover lists subject for p.
-func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subject, cursor string, limit int) (DiscoverPage, error) {
+// Discover lists subject for p, as the workspace stands in now.
+func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, now DiscoverState, subject, cursor string, limit int) (DiscoverPage, error) {
 	if limit == 0 {
 		limit = defaultDiscoverLimit
 	}
@@ -105,7 +105,7 @@ func (d *Discoverer) Discover(ctx context.Context, p workspace.Principal, subjec
 			return DiscoverPage{}, err
 		}
 	}
-	items, err := d.items(ctx, p, subject)
+	items, err := d.items(ctx, p, now, subject)
 	if err != nil {
 		return DiscoverPage{}, err
 	}
@@ -153,7 +153,8 @@ func (d *Discoverer) runs(ctx context.Context, p workspace.Principal, scope, cur
 	return page, nil
 }
 
-func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject string) ([]any, error) {
+func (d *Discoverer) items(ctx context.Context, p workspace.Principal, now DiscoverState, subject string) ([]any, error) {
+	cs := visible(p, now.Settings.Collections) // the caller's collections
 	switch subject {
 	case SubjectKinds:
 		var out []any
@@ -162,29 +163,29 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 		}
 		return out, nil
 	case SubjectSources:
-		srcs, err := sources.ListSources(ctx, d.DB, visible(p, d.settings().Collections))
+		srcs, err := sources.ListSources(ctx, d.DB, cs)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]any, 0, len(srcs))
 		for _, s := range srcs {
 			item := SourceItem{Source: s}
-			if d.WatchState != nil {
-				st := d.WatchState(s)
+			if now.Watch != nil {
+				st := now.Watch.Of(s)
 				item.Watch = &st
 			}
 			out = append(out, item)
 		}
 		return out, nil
 	case SubjectSettings:
-		s := d.settings()
+		s := now.Settings
 		excludes := s.DefaultExcludes
 		if excludes == nil { // settings that were never filled: the built-in list applies
 			excludes = workspace.DefaultExcludes()
 		}
 		return []any{
 			SettingItem{"ingest_roots", s.IngestRoots},
-			SettingItem{"collections", visible(p, s.Collections)},
+			SettingItem{"collections", cs},
 			SettingItem{"max_file_bytes", s.MaxFileBytes},
 			SettingItem{"max_request_bytes", s.MaxRequestBytes},
 			SettingItem{"workers", s.Workers},
@@ -196,15 +197,15 @@ func (d *Discoverer) items(ctx context.Context, p workspace.Principal, subject s
 			SettingItem{"watch", s.Watching()},
 		}, nil
 	case SubjectLanguages:
-		return d.counted(ctx, p, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id
+		return d.counted(ctx, cs, `SELECT language, count(*), COALESCE(SUM(units), 0) FROM files f JOIN sources s ON s.id = f.source_id
 			WHERE f.status = 'indexed' AND COALESCE(f.language, '') <> '' AND s.collection_id IN (%s)
 			GROUP BY language ORDER BY count(*) DESC, language`, func(k string, files, units int) any {
 			return LanguageItem{Language: k, Files: files, Units: units}
 		})
 	case SubjectFacets:
-		return d.facets(ctx, p)
+		return d.facets(ctx, cs)
 	case SubjectRelations:
-		return d.relations(ctx, p)
+		return d.relations(ctx, cs)
 	case SubjectProfiles:
 		var out []any
 		for _, pr := range Profiles() {
@@ -256,10 +257,9 @@ var relationDescriptions = map[string]string{
 	sources.RelationDescribes: "text seen in an image (kind vision) describes the image's evidence; its target is the selection id",
 }
 
-// inList renders the caller's visible collections as SQL placeholders and
+// inList renders the caller's collections cs as SQL placeholders and
 // arguments; ok is false when the caller sees none.
-func (d *Discoverer) inList(p workspace.Principal) (string, []any, bool) {
-	cs := visible(p, d.settings().Collections)
+func inList(cs []string) (string, []any, bool) {
 	if len(cs) == 0 {
 		return "", nil, false
 	}
@@ -270,8 +270,8 @@ func (d *Discoverer) inList(p workspace.Principal) (string, []any, bool) {
 	return strings.TrimSuffix(strings.Repeat("?,", len(cs)), ","), args, true
 }
 
-func (d *Discoverer) counted(ctx context.Context, p workspace.Principal, q string, item func(string, int, int) any) ([]any, error) {
-	in, args, ok := d.inList(p)
+func (d *Discoverer) counted(ctx context.Context, cs []string, q string, item func(string, int, int) any) ([]any, error) {
+	in, args, ok := inList(cs)
 	if !ok {
 		return []any{}, nil
 	}
@@ -294,9 +294,9 @@ func (d *Discoverer) counted(ctx context.Context, p workspace.Principal, q strin
 
 // facets lists every facet of every registered kind with the values found
 // in the caller's collections.
-func (d *Discoverer) facets(ctx context.Context, p workspace.Principal) ([]any, error) {
+func (d *Discoverer) facets(ctx context.Context, cs []string) ([]any, error) {
 	counts := map[[3]string]int{}
-	if in, args, ok := d.inList(p); ok {
+	if in, args, ok := inList(cs); ok {
 		rows, err := d.DB.R.QueryContext(ctx, fmt.Sprintf(`SELECT f.kind, j.key, CAST(j.value AS TEXT), count(*)
 			FROM files f JOIN sources s ON s.id = f.source_id, json_each(f.facets) j
 			WHERE f.status IN ('indexed', 'asset') AND json_valid(f.facets) AND s.collection_id IN (%s)
@@ -339,9 +339,9 @@ func (d *Discoverer) facets(ctx context.Context, p workspace.Principal) ([]any, 
 }
 
 // relations lists the relation types with their counts.
-func (d *Discoverer) relations(ctx context.Context, p workspace.Principal) ([]any, error) {
+func (d *Discoverer) relations(ctx context.Context, cs []string) ([]any, error) {
 	n := map[string]int{"parent": 0, "child": 0, "link": 0, sources.RelationDescribes: 0}
-	if in, args, ok := d.inList(p); ok {
+	if in, args, ok := inList(cs); ok {
 		var tree int
 		if err := d.DB.R.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM evidence WHERE parent_id IS NOT NULL AND collection_id IN (%s)`, in), args...).Scan(&tree); err != nil {
 			return nil, fmt.Errorf("discover relations: %w", err)

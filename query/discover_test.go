@@ -40,8 +40,8 @@ func TestDiscoverSettingsDefaultExcludes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &Discoverer{DB: env.db, Settings: s, Cursors: env.engine.Cursors}
-		page, err := d.Discover(ctx, env.all, SubjectSettings, "", 0)
+		d := &Discoverer{DB: env.db, Cursors: env.engine.Cursors}
+		page, err := d.Discover(ctx, env.all, DiscoverState{Settings: s}, SubjectSettings, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestDiscoverSettingsDefaultExcludes(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := &Inspector{DB: env.db, Cursors: env.engine.Cursors}
-		res, err := in.Inspect(ctx, env.all, InspectRequest{Subject: InspectCoverage, SourceID: src.ID})
+		res, err := in.Inspect(ctx, env.all, InspectRequest{Subject: InspectCoverage, SourceID: src.ID}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

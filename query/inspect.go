@@ -34,6 +34,11 @@ type InspectRequest struct {
 	IncludeContent bool
 	Cursor         string
 	Limit          int
+	// Path, StartLine, EndLine and Budget go with subject content
+	// (ContentRequest).
+	Path               string
+	StartLine, EndLine int
+	Budget             *Budget
 }
 
 // Inspector answers inspect: what was indexed from a source, and why.
@@ -144,8 +149,15 @@ type inspectCursor struct {
 	Offset int `json:"o"`
 }
 
-// Inspect answers req for p.
-func (in *Inspector) Inspect(ctx context.Context, p workspace.Principal, req InspectRequest) (any, error) {
+// Inspect answers req for p. Subject content is fitted to its budget by
+// fit (InspectContent); the other subjects take no fitter.
+func (in *Inspector) Inspect(ctx context.Context, p workspace.Principal, req InspectRequest, fit ContentFitter) (any, error) {
+	if req.Subject == InspectContent {
+		return in.InspectContent(ctx, p, req, fit)
+	}
+	if req.Path != "" || req.StartLine != 0 || req.EndLine != 0 || req.Budget != nil {
+		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "path, start_line, end_line and budget go with subject content")
+	}
 	if req.SourceID == "" {
 		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "source_id is required")
 	}

@@ -304,7 +304,7 @@ func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
 		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log})
 	own.memo = render.NewMemo(searchMemoBytes)
-	own.discoverer = &query.Discoverer{DB: own.db, SettingsNow: own.cfg, Cursors: own.cursors, Runs: own.runs, Models: counterItems(), WatchState: own.watchState}
+	own.discoverer = &query.Discoverer{DB: own.db, Cursors: own.cursors, Runs: own.runs, Models: counterItems()}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}
 	own.merger = &merger{ix: own.idx, log: own.log}
 	// Jobs left running by a process that died are queued again now and

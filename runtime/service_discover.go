@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 
 	"github.com/tychora/tychora/interfaces"
+	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/workspace"
 )
 
-// Discover lists one subject for the caller.
+// Discover lists one subject for the caller, over the settings in force
+// and the watches as they stand when it begins.
 func (s *Local) Discover(ctx context.Context, args interfaces.DiscoverArgs) (interfaces.DiscoverResult, error) {
 	p, err := caller(ctx, interfaces.ToolGrant(interfaces.ToolDiscover))
 	if err != nil {
 		return interfaces.DiscoverResult{}, err
 	}
-	page, err := s.owner.discoverer.Discover(ctx, p, args.Request.Subject, args.Request.Cursor, args.Request.Limit)
+	now := query.DiscoverState{Settings: s.owner.cfg(), Watch: s.owner.watchView()}
+	page, err := s.owner.discoverer.Discover(ctx, p, now, args.Request.Subject, args.Request.Cursor, args.Request.Limit)
 	if err != nil {
 		return interfaces.DiscoverResult{}, err
 	}

@@ -125,29 +125,10 @@ func (own *Owner) syncEnded(ctx context.Context, id string, err error, dirs []st
 	}
 }
 
-// watchState is how a source is watched, as status and discover sources
-// show it.
-func (own *Owner) watchState(src sources.Source) sources.WatchState {
-	off := func(reason string) sources.WatchState {
-		return sources.WatchState{Mode: sources.WatchOff, Reason: reason}
-	}
-	if !own.cfg().Watching() {
-		return off("watch is false in tychora.json")
-	}
-	w := own.watch()
-	switch {
-	case w == nil:
-		return off("this process holds the workspace for one command and watches nothing")
-	case !src.Watch:
-		return off("the source opted out (watch false)")
-	}
-	if st, ok := w.State(src.ID); ok {
-		return st
-	}
-	if !own.watchReady.Load() {
-		return off("the owner is setting up its watches")
-	}
-	return off("not watched yet: a source is watched from its first sync on")
+// watchView is how the sources are watched now, as status and discover
+// sources show it.
+func (own *Owner) watchView() *sources.WatchView {
+	return &sources.WatchView{Enabled: own.cfg().Watching(), Watcher: own.watch(), Ready: own.watchReady.Load()}
 }
 
 // watchStatus is the watch part of status: every source of the caller's
@@ -157,9 +138,10 @@ func (own *Owner) watchStatus(ctx context.Context, p workspace.Principal) (*inte
 	if err != nil {
 		return nil, err
 	}
-	ws := &interfaces.WatchStatus{Enabled: own.cfg().Watching() && own.watch() != nil, Sources: []interfaces.SourceWatch{}}
+	view := own.watchView()
+	ws := &interfaces.WatchStatus{Enabled: view.Enabled && view.Watcher != nil, Sources: []interfaces.SourceWatch{}}
 	for _, s := range srcs {
-		st := own.watchState(s)
+		st := view.Of(s)
 		ws.PendingChanges += st.PendingChanges
 		ws.Sources = append(ws.Sources, interfaces.SourceWatch{SourceID: s.ID, Name: s.Name, Path: s.Path, WatchState: st})
 	}

@@ -440,7 +440,7 @@ func TestWatchOptOut(t *testing.T) {
 	if err != nil || src.Watch {
 		t.Fatalf("source %+v %v: want watch false", src, err)
 	}
-	if st := e.own.watchState(src); st.Mode != sources.WatchOff || !strings.Contains(st.Reason, "opted out") {
+	if st := e.own.watchView().Of(src); st.Mode != sources.WatchOff || !strings.Contains(st.Reason, "opted out") {
 		t.Fatalf("state %+v", st)
 	}
 	writeFile(t, filepath.Join(other, "q2.md"), "# Q2\n")

@@ -49,6 +49,41 @@ type WatchState struct {
 	PendingChanges int `json:"pending_changes"`
 }
 
+// WatchView is how a workspace's sources are watched, as status and
+// discover sources show it: the watch setting, the process's watcher and
+// whether its first watches are set up, taken when a call begins.
+type WatchView struct {
+	// Enabled is the watch setting of tychora.json.
+	Enabled bool
+	// Watcher is the process's watcher, nil in a process that holds the
+	// workspace for one command.
+	Watcher *Watcher
+	// Ready is true once the owner has set up its first watches.
+	Ready bool
+}
+
+// Of is how src is watched.
+func (v WatchView) Of(src Source) WatchState {
+	off := func(reason string) WatchState {
+		return WatchState{Mode: WatchOff, Reason: reason}
+	}
+	switch {
+	case !v.Enabled:
+		return off("watch is false in tychora.json")
+	case v.Watcher == nil:
+		return off("this process holds the workspace for one command and watches nothing")
+	case !src.Watch:
+		return off("the source opted out (watch false)")
+	}
+	if st, ok := v.Watcher.State(src.ID); ok {
+		return st
+	}
+	if !v.Ready {
+		return off("the owner is setting up its watches")
+	}
+	return off("not watched yet: a source is watched from its first sync on")
+}
+
 // WatchOptions configure a Watcher; zero values work.
 type WatchOptions struct {
 	// Debounce is the quiet time after a change before Changed is called

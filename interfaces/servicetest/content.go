@@ -25,6 +25,7 @@ func testContent(t *testing.T, h Harness) {
 	ce := newContentEnv(t, h)
 	ce.wholeAndRanges(t)
 	ce.paged(t)
+	ce.refused(t)
 	ce.documentEvidence(t)
 	ce.scopeAndRevoked(t)
 	ce.changed(t)
@@ -52,7 +53,8 @@ func newContentEnv(t *testing.T, h Harness) *contentEnv {
 		fmt.Fprintf(&b, "// Step%d says <what> & why, line %d.\nfunc Step%d() int { return %d }\n\n", i, 3*i+3, i, i)
 	}
 	code := b.String()
-	files := map[string]string{"steps.go": code, "README.md": "# Content\n\nWhole files and ranges.\n"}
+	files := map[string]string{"steps.go": code, "README.md": "# Content\n\nWhole files and ranges.\n",
+		"wide.txt": "narrow\n" + strings.Repeat("one wide line of many words ", 300) + "\nnarrow\n"}
 	for name, body := range files {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -162,6 +164,39 @@ func (ce *contentEnv) paged(t *testing.T) {
 	if got.String() != ce.code || pages < 3 {
 		t.Fatalf("paged content: %d pages, same text %v", pages, got.String() == ce.code)
 	}
+}
+
+// refused: a budget below the answer of no line, a first line alone over
+// the budget, and budgets and arguments that subject content does not take.
+func (ce *contentEnv) refused(t *testing.T) {
+	_, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: 1}})
+	wantCode(t, "budget below the answer of no line", err, workspace.CodeOutputBudgetExceeded)
+	// The answer of no line fits 600 tokens (paged), the wide line does not.
+	first, err := ce.content(t, interfaces.InspectRequest{Path: "wide.txt", Budget: &query.Budget{MaxTokens: 600}})
+	if err != nil || first.Text != "narrow\n" || !first.Truncated || first.NextCursor == nil {
+		t.Fatalf("wide.txt under 600 tokens: %+v %v", first, err)
+	}
+	_, err = ce.content(t, interfaces.InspectRequest{Path: "wide.txt", Cursor: *first.NextCursor, Budget: &query.Budget{MaxTokens: 600}})
+	wantCode(t, "a line alone over the budget", err, workspace.CodeOutputBudgetExceeded)
+	if err != nil && !strings.Contains(err.Error(), "line 2 alone") {
+		t.Errorf("a line alone over the budget: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  interfaces.InspectRequest
+	}{
+		{"negative max_tokens", interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: -1}}},
+		{"max_tokens over the bound", interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{MaxTokens: query.MaxBudgetTokens + 1}}},
+		{"unknown counter", interfaces.InspectRequest{Path: "steps.go", Budget: &query.Budget{Counter: "nope"}}},
+		{"a revision", interfaces.InspectRequest{Path: "steps.go", RevisionID: "rev_x"}},
+		{"a limit", interfaces.InspectRequest{Path: "steps.go", Limit: 5}},
+	} {
+		_, err := ce.content(t, tc.req)
+		wantCode(t, tc.name, err, workspace.CodeInvalidArgument)
+	}
+	// The arguments of subject content go with it alone.
+	_, err = ce.r.Inspect(ce.rctx, interfaces.InspectArgs{Request: interfaces.InspectRequest{Subject: "source", SourceID: ce.src, Path: "steps.go"}})
+	wantCode(t, "a path with subject source", err, workspace.CodeInvalidArgument)
 }
 
 // documentEvidence: a document's evidence is the file's indexed text.

@@ -51,7 +51,12 @@ func main() {
 	fifthN := flag.Int("n", 300, "searches of the fifth client")
 	offset := flag.Int("offset", 0, "the fifth client's first question (each run should ask questions the owner has not ranked yet)")
 	heavyN := flag.Int("heavy", 4, "heavy clients beside the fifth (0: the fifth alone, for a baseline)")
+	globCalls := flag.Int("calls", 20, "calls of each glob request")
+	only := flag.String("only", "", "measure only glob or fair (the fifth client, -heavy beside it), for a profile of that part")
 	flag.Parse()
+	if *only != "" && *only != "glob" && *only != "fair" {
+		fail(fmt.Errorf("-only %q: use glob or fair", *only))
+	}
 	b, err := os.ReadFile(filepath.Join(*ws, ".runtime", "endpoint.json"))
 	if err != nil {
 		fail(err)
@@ -74,7 +79,29 @@ func main() {
 	}
 	ctx := context.Background()
 
-	// glob
+	if *only != "fair" {
+		globs(ctx, ep, *globCalls)
+	}
+	if *only == "glob" {
+		return
+	}
+	heavy := heavyRequest(vocab, src)
+	if *only == "" {
+		d, st, err := search(ctx, ep.URL, ep.Token, heavy(0))
+		if err != nil || st != 200 {
+			fail(fmt.Errorf("the heaviest request: HTTP %d %v", st, err))
+		}
+		fmt.Printf("heaviest accepted request alone (cold): %s\n", ms(d))
+	}
+	fair(ctx, ep, tokensFor(ep), heavy, qs, *heavyN, *fifthN, *offset)
+	if *only == "" {
+		cancels(ep, heavy)
+	}
+}
+
+// globs sends the nested-brace glob alone and 64 copies of it in one
+// request, calls times each.
+func globs(ctx context.Context, ep endpoint, calls int) {
 	nested := strings.Repeat("{", 250) + "a" + strings.Repeat(",b}", 250)
 	copies := make([]string, 64)
 	for i := range copies {
@@ -86,24 +113,19 @@ func main() {
 	}{{"nested glob", []string{nested}}, {"64 nested globs", copies}} {
 		var lat []time.Duration
 		status := 0
-		for range 20 {
+		for range calls {
 			d, st, err := search(ctx, ep.URL, ep.Token, map[string]any{"question": "goroutine scheduler", "filters": map[string]any{"paths": c.globs}})
 			if err != nil {
 				fail(err)
 			}
 			lat, status = append(lat, d), st
 		}
-		fmt.Printf("glob: %-16s HTTP %d, 20 calls: p50 %s, max %s\n", c.name, status, ms(pct(lat, 50)), ms(pct(lat, 100)))
+		fmt.Printf("glob: %-16s HTTP %d, %d calls: p50 %s, max %s\n", c.name, status, calls, ms(pct(lat, 50)), ms(pct(lat, 100)))
 	}
+}
 
-	heavy := heavyRequest(vocab, src)
-	d, st, err := search(ctx, ep.URL, ep.Token, heavy(0))
-	if err != nil || st != 200 {
-		fail(fmt.Errorf("the heaviest request: HTTP %d %v", st, err))
-	}
-	fmt.Printf("heaviest accepted request alone (cold): %s\n", ms(d))
-
-	// fair
+// tokensFor creates the five read tokens of the fair part.
+func tokensFor(ep endpoint) []string {
 	var tokens []string
 	for i := range 5 {
 		tok, err := createToken(ep, fmt.Sprintf("bounded-%d", i))
@@ -112,11 +134,17 @@ func main() {
 		}
 		tokens = append(tokens, tok)
 	}
+	return tokens
+}
+
+// fair has heavyN clients loop on the heaviest request while a fifth asks
+// fifthN distinct questions from qs[offset:], one after another.
+func fair(ctx context.Context, ep endpoint, tokens []string, heavy func(int) map[string]any, qs []string, heavyN, fifthN, offset int) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var heavyMu sync.Mutex
 	var heavyLat []time.Duration
-	for i := range *heavyN {
+	for i := range heavyN {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -137,12 +165,12 @@ func main() {
 			}
 		}()
 	}
-	if *heavyN > 0 {
+	if heavyN > 0 {
 		time.Sleep(2 * time.Second) // the heavy clients are under way
 	}
 	var fifth []time.Duration
-	for i := range *fifthN {
-		d, st, err := search(ctx, ep.URL, tokens[4], map[string]any{"question": qs[(*offset+i)%len(qs)], "budget": map[string]any{"max_tokens": 1000}})
+	for i := range fifthN {
+		d, st, err := search(ctx, ep.URL, tokens[4], map[string]any{"question": qs[(offset+i)%len(qs)], "budget": map[string]any{"max_tokens": 1000}})
 		if err != nil || st != 200 {
 			fail(fmt.Errorf("fifth client: HTTP %d %v", st, err))
 		}
@@ -151,10 +179,15 @@ func main() {
 	close(stop)
 	wg.Wait()
 	fmt.Printf("fair: fifth client beside %d heavy, %d distinct questions: p50 %s, p90 %s, p99 %s, max %s\n",
-		*heavyN, len(fifth), ms(pct(fifth, 50)), ms(pct(fifth, 90)), ms(pct(fifth, 99)), ms(pct(fifth, 100)))
-	fmt.Printf("fair: %d heavy clients, %d requests: p50 %s, p99 %s\n", *heavyN, len(heavyLat), ms(pct(heavyLat, 50)), ms(pct(heavyLat, 99)))
+		heavyN, len(fifth), ms(pct(fifth, 50)), ms(pct(fifth, 90)), ms(pct(fifth, 99)), ms(pct(fifth, 100)))
+	if heavyN > 0 {
+		fmt.Printf("fair: %d heavy clients, %d requests: p50 %s, p99 %s\n", heavyN, len(heavyLat), ms(pct(heavyLat, 50)), ms(pct(heavyLat, 99)))
+	}
+}
 
-	// cancel
+// cancels starts ten heavy searches and cancels each: how long the
+// owner's CPU goes on.
+func cancels(ep endpoint, heavy func(int) map[string]any) {
 	var freed []time.Duration
 	for i := range 10 {
 		f, err := cancelOnce(ep, heavy(9_000_000+i))
