@@ -181,3 +181,63 @@ func BenchmarkFit4000Cursors(b *testing.B) {
 		}
 	}
 }
+
+// focused gives each hit the focus a search gives it (Hit.Focus): its
+// second and third lines, the question's best matches.
+func focused(hits []query.Hit) []query.Hit {
+	for i := range hits {
+		f := query.Span{StartLine: hits[i].Span.StartLine + 1, EndLine: hits[i].Span.StartLine + 2}
+		hits[i].Focus = &f
+	}
+	return hits
+}
+
+// BenchmarkFitPacked is the fit a search runs (render.SearchFit): packed
+// (FitInput.Pack), so that as many places as the budget can show each
+// show at least their focus, under agent@1 and as JSON, at 1,000 tokens
+// cold (no cached costs, no memo) and at 4,000 with cached costs.
+func BenchmarkFitPacked(b *testing.B) {
+	for _, f := range []Format{FormatNone, FormatAgent} {
+		name := string(f)
+		if f == FormatNone {
+			name = "json"
+		}
+		b.Run("1000Cold/"+name, func(b *testing.B) {
+			in := FitInput{Result: benchResult(focused(realisticHits(10))), MaxTokens: 1000, Format: f, Pack: true}
+			ctx := context.Background()
+			var used, n int
+			for b.Loop() {
+				out, err := Fit(ctx, in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				used, n = out.Result.Budget.UsedTokens, len(out.Result.Hits)
+			}
+			b.ReportMetric(float64(used), "tokens")
+			b.ReportMetric(float64(n), "places")
+		})
+		b.Run("4000/"+name, func(b *testing.B) {
+			hits := focused(realisticHits(20))
+			costs := make([]HitCost, len(hits))
+			for i, h := range hits {
+				c, err := hitCostOf(DefaultCounter, f, h)
+				if err != nil {
+					b.Fatal(err)
+				}
+				costs[i] = c
+			}
+			in := FitInput{Result: benchResult(hits), Costs: costs, MaxTokens: 4000, Format: f, Pack: true}
+			ctx := context.Background()
+			var used, n int
+			for b.Loop() {
+				out, err := Fit(ctx, in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				used, n = out.Result.Budget.UsedTokens, len(out.Result.Hits)
+			}
+			b.ReportMetric(float64(used), "tokens")
+			b.ReportMetric(float64(n), "places")
+		})
+	}
+}
