@@ -470,7 +470,10 @@ func (r *syncRun) take(t *task) error {
 		if res.status == statusAsset {
 			plan.assets = append(plan.assets, assetRow{id: res.assetID, mime: res.mime, size: res.size})
 		}
-		if res.existed {
+		switch {
+		case res.keep.doc != 0:
+			plan.keeps = append(plan.keeps, keptFile{keepPlan: res.keep, units: len(res.units)})
+		case res.existed:
 			plan.replaced = append(plan.replaced, res.rel)
 		}
 		if err := r.spool.write(res); err != nil {
