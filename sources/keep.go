@@ -49,7 +49,7 @@ const sqlOldUnits = `SELECT seq, ordinal, evidence_id, leaf, coalesce(parent_id,
 // file's kept range, one for each kept row whose own columns moved.
 const (
 	sqlKeepRange = `UPDATE evidence SET revision_id = ?, extraction_id = ?, collection_id = ?, kind = ?, language = ?, role = ?
-		WHERE seq BETWEEN ? AND ? AND source_id = ? AND path = ?`
+		WHERE seq BETWEEN ? AND ? AND +source_id = ? AND +path = ?`
 	sqlKeepRow = `UPDATE evidence SET parent_id = ?, start_line = ?, end_line = ?, channel = ? WHERE seq = ?`
 )
 
@@ -63,19 +63,21 @@ const (
 	sqlKeepClear  = `DELETE FROM temp.apply_keep`
 	sqlKeepInsert = `INSERT INTO temp.apply_keep(doc, lo, old_hi, new_hi, refile) VALUES (?, ?, ?, ?, ?)`
 	// The changed units go (the delete trigger takes them out of
-	// evidence_fts), and the files' rows of the whole-file index.
+	// evidence_fts), and the files' rows of the whole-file index. The
+	// unary + keep the planner on the ranges of seqs: an index on
+	// source_id or leaf would read every unit of the source.
 	sqlKeepDrop = `DELETE FROM evidence WHERE seq IN (SELECT e.seq FROM temp.apply_keep k
-		JOIN evidence e ON e.seq BETWEEN k.lo AND k.old_hi WHERE e.source_id = ?1)`
+		CROSS JOIN evidence e ON e.seq BETWEEN k.lo AND k.old_hi WHERE +e.source_id = ?1)`
 	sqlKeepDropFiles = `DELETE FROM file_fts WHERE rowid IN (SELECT doc FROM temp.apply_keep WHERE refile = 1)`
 	// The new units of those files, in seq order (FTS5 starts a segment
 	// whenever a rowid is lower than the one before), and the files.
 	sqlKeepIndexLeaves = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
 		SELECT l.seq, l.title, l.heading_path, l.path, l.text, l.code_terms FROM temp.apply_keep k
-		JOIN evidence_leaves l ON l.seq BETWEEN k.lo AND k.new_hi ORDER BY l.seq`
+		CROSS JOIN evidence l ON l.seq BETWEEN k.lo AND k.new_hi WHERE +l.leaf = 1 ORDER BY l.seq`
 	sqlKeepIndexFiles = `INSERT INTO file_fts(rowid, path, text)
 		SELECT d.seq, d.path, (SELECT group_concat(coalesce(l.title, '') || char(10) || coalesce(l.text, '') || char(10) ||
 			coalesce(l.code_terms, ''), char(10)) FROM evidence l WHERE l.source_id = d.source_id AND l.path = d.path AND l.leaf = 1)
-		FROM temp.apply_keep k JOIN evidence d ON d.seq = k.doc WHERE k.refile = 1 ORDER BY d.seq`
+		FROM temp.apply_keep k CROSS JOIN evidence d ON d.seq = k.doc WHERE k.refile = 1 ORDER BY d.seq`
 )
 
 // planKeep decides what the changed file of res keeps of its current
