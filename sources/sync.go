@@ -124,9 +124,10 @@ type Progress struct {
 // Stats describe a finished sync.
 type Stats struct {
 	Progress
-	Extracted       int64            `json:"extracted"` // extractor runs (and images stored)
-	Touched         int64            `json:"touched"`   // modified time changed, content identical
-	Units           int64            `json:"units"`     // evidence units written
+	Extracted       int64            `json:"extracted"`            // extractor runs (and images stored)
+	Touched         int64            `json:"touched"`              // modified time changed, content identical
+	Units           int64            `json:"units"`                // evidence units of the indexed files
+	KeptUnits       int64            `json:"kept_units,omitempty"` // of Units, kept as they were with their index entries (keep.go)
 	SkippedByReason map[string]int64 `json:"skipped_by_reason"`
 	RevisionID      string           `json:"revision_id"`
 	RevisionNumber  int              `json:"revision_number"`
@@ -473,6 +474,7 @@ func (r *syncRun) take(t *task) error {
 		switch {
 		case res.keep.doc != 0:
 			plan.keeps = append(plan.keeps, keptFile{keepPlan: res.keep, units: len(res.units)})
+			stats.KeptUnits += int64(res.keep.kept)
 		case res.existed:
 			plan.replaced = append(plan.replaced, res.rel)
 		}
