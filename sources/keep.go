@@ -85,7 +85,14 @@ const (
 // revision, or a later one, which the apply then refuses (checkBase). Any
 // doubt, or an error, keeps nothing.
 func (p *processor) planKeep(ctx context.Context, res *fileResult) {
-	rows, err := p.ix.db.R.QueryContext(ctx, sqlOldUnits, p.src.ID, res.rel)
+	if p.oldUnits == nil {
+		st, err := p.ix.db.R.PrepareContext(ctx, sqlOldUnits)
+		if err != nil {
+			return
+		}
+		p.oldUnits = st
+	}
+	rows, err := p.oldUnits.QueryContext(ctx, p.src.ID, res.rel)
 	if err != nil {
 		return
 	}

@@ -410,6 +410,7 @@ func (r *syncRun) runTasks(ctx context.Context, tasks []*task) error {
 		go func() {
 			defer wg.Done()
 			p := &processor{ix: r.ix, src: r.src, force: r.opts.Force}
+			defer p.close()
 			for t := range work {
 				t.res = p.process(ctx, t.f, t.old, t.reextract)
 				close(t.done)

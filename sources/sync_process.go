@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -99,6 +100,15 @@ type processor struct {
 	src   Source
 	force bool // re-extract even when the content hash is unchanged
 	buf   []byte
+
+	oldUnits *sql.Stmt // sqlOldUnits, prepared by the first planKeep
+}
+
+// close releases what the processor prepared.
+func (p *processor) close() {
+	if p.oldUnits != nil {
+		p.oldUnits.Close()
+	}
 }
 
 // process reads one file and decides what it becomes. Only a failure to
