@@ -176,7 +176,9 @@ func dropKeptTails(ctx context.Context, tx *sql.Tx, plan *applyPlan) (int64, err
 		return 0, err
 	}
 	defer ins.Close()
+	var want int64
 	for _, f := range plan.keeps {
+		want += int64(f.old - f.kept)
 		refile := 0
 		if f.kept < f.old || f.kept < f.units {
 			refile = 1
@@ -191,6 +193,11 @@ func dropKeptTails(ctx context.Context, tx *sql.Tx, plan *applyPlan) (int64, err
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
+	if n != want {
+		// The rows are not those the workers read: the apply writes
+		// nothing rather than a file's units among another's.
+		return 0, fmt.Errorf("%d changed units removed, want %d", n, want)
+	}
 	if _, err := tx.ExecContext(ctx, sqlKeepDropFiles); err != nil {
 		return 0, err
 	}
