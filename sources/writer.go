@@ -366,6 +366,10 @@ func (a *applyTx) revision(ctx context.Context) error {
 		if err := setAutomerge(ctx, a.tx, defaultAutomerge); err != nil {
 			return fmt.Errorf("apply revision: %w", err)
 		}
+	} else if len(a.plan.keeps) > 0 {
+		if err := mergeSome(ctx, a.tx); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
 	}
 	if err := a.writeCoverage(ctx); err != nil {
 		return err
@@ -541,6 +545,26 @@ func setAutomerge(ctx context.Context, tx *sql.Tx, n int) error {
 	for _, table := range []string{"evidence_fts", "file_fts"} {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('automerge', ?)`, n); err != nil {
 			return fmt.Errorf("automerge: %w", err)
+		}
+	}
+	return nil
+}
+
+// smallMergePages is the merge work, in pages written, that a small
+// revision of kept files asks of each lexical index. FTS5's automerge
+// works in proportion to the pages a flush writes: a kept file writes
+// one or two leaves where it wrote all of them, every revision still
+// adds a segment, and without this the segments piled up until FTS5's
+// crisis merge rewrote a whole level inside one edit's transaction (2 to
+// 3.5 s on Go's tree, bench/README.md, "Kept units").
+const smallMergePages = 64
+
+// mergeSome does up to smallMergePages of merge work on each lexical
+// index, on levels that hold as many segments as automerge waits for.
+func mergeSome(ctx context.Context, tx *sql.Tx) error {
+	for _, table := range []string{"evidence_fts", "file_fts"} {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('merge', ?)`, smallMergePages); err != nil {
+			return fmt.Errorf("merge: %w", err)
 		}
 	}
 	return nil
