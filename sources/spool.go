@@ -123,6 +123,9 @@ func encodeResult(b []byte, r *fileResult) []byte {
 	b = putInt(b, r.size)
 	b = putInt(b, r.mtimeNs)
 	b = putInt(b, r.bytesRead)
+	b = putInt(b, r.keep.doc)
+	b = putInt(b, int64(r.keep.kept))
+	b = putInt(b, int64(r.keep.old))
 	b = putInt(b, int64(len(r.channels)))
 	for _, c := range r.channels {
 		b = putStr(b, c)
@@ -136,6 +139,9 @@ func encodeResult(b []byte, r *fileResult) []byte {
 		leaf := int64(0)
 		if u.leaf {
 			leaf = 1
+		}
+		if u.fix {
+			leaf |= 2
 		}
 		b = putInt(b, leaf)
 		b = putInt(b, int64(u.ordinal))
@@ -202,6 +208,7 @@ func decodeResult(rd *bufio.Reader) (fileResult, error) {
 	r.size = d.int()
 	r.mtimeNs = d.int()
 	r.bytesRead = d.int()
+	r.keep = keepPlan{doc: d.int(), kept: int(d.int()), old: int(d.int())}
 	nc := d.int()
 	if d.err == nil && (nc < 0 || nc > 1<<10) {
 		return r, errors.New("bad channel count")
@@ -221,7 +228,8 @@ func decodeResult(rd *bufio.Reader) (fileResult, error) {
 		for _, p := range []*string{&u.id, &u.parentID, &u.level, &u.title, &u.heading, &u.channel, &u.sha, &u.text, &u.codeTerms} {
 			*p = d.str()
 		}
-		u.leaf = d.int() == 1
+		flags := d.int()
+		u.leaf, u.fix = flags&1 != 0, flags&2 != 0
 		u.ordinal = int(d.int())
 		u.startLine = int(d.int())
 		u.endLine = int(d.int())

@@ -124,9 +124,10 @@ type Progress struct {
 // Stats describe a finished sync.
 type Stats struct {
 	Progress
-	Extracted       int64            `json:"extracted"` // extractor runs (and images stored)
-	Touched         int64            `json:"touched"`   // modified time changed, content identical
-	Units           int64            `json:"units"`     // evidence units written
+	Extracted       int64            `json:"extracted"`            // extractor runs (and images stored)
+	Touched         int64            `json:"touched"`              // modified time changed, content identical
+	Units           int64            `json:"units"`                // evidence units of the indexed files
+	KeptUnits       int64            `json:"kept_units,omitempty"` // of Units, kept as they were with their index entries (keep.go)
 	SkippedByReason map[string]int64 `json:"skipped_by_reason"`
 	RevisionID      string           `json:"revision_id"`
 	RevisionNumber  int              `json:"revision_number"`
@@ -409,6 +410,7 @@ func (r *syncRun) runTasks(ctx context.Context, tasks []*task) error {
 		go func() {
 			defer wg.Done()
 			p := &processor{ix: r.ix, src: r.src, force: r.opts.Force}
+			defer p.close()
 			for t := range work {
 				t.res = p.process(ctx, t.f, t.old, t.reextract)
 				close(t.done)
@@ -470,7 +472,11 @@ func (r *syncRun) take(t *task) error {
 		if res.status == statusAsset {
 			plan.assets = append(plan.assets, assetRow{id: res.assetID, mime: res.mime, size: res.size})
 		}
-		if res.existed {
+		switch {
+		case res.keep.doc != 0:
+			plan.keeps = append(plan.keeps, keptFile{keepPlan: res.keep, units: len(res.units)})
+			stats.KeptUnits += int64(res.keep.kept)
+		case res.existed:
 			plan.replaced = append(plan.replaced, res.rel)
 		}
 		if err := r.spool.write(res); err != nil {

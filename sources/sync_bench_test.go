@@ -185,7 +185,7 @@ func BenchmarkSyncChanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	round := 0
-	var applyMS, units int64
+	var applyMS, units, kept int64
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -212,6 +212,7 @@ func BenchmarkSyncChanged(b *testing.B) {
 		}
 		applyMS += st.ApplyMS
 		units += st.Units
+		kept += st.KeptUnits
 		// The owner merges the index once syncs pause; so does each round.
 		b.StopTimer()
 		if _, err := ix.Optimize(ctx); err != nil {
@@ -222,6 +223,7 @@ func BenchmarkSyncChanged(b *testing.B) {
 	b.ReportMetric(float64(applyMS)/float64(b.N), "apply-ms/op")
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(units)/float64(b.N), "units/op")
+	b.ReportMetric(float64(kept)/float64(b.N), "kept-units/op")
 }
 
 // cpuTime is the user and system CPU time of the process so far.

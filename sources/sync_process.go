@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -68,7 +69,8 @@ type fileResult struct {
 	assetID   string
 	mime      string
 	units     []evRow
-	terms     []byte // FileTerms of the units' leaves
+	keep      keepPlan // what it keeps of its current units (keep.go)
+	terms     []byte   // FileTerms of the units' leaves
 	bytesRead int64
 	err       error // fatal: stops the sync
 }
@@ -89,6 +91,7 @@ type evRow struct {
 	text      string
 	codeTerms string
 	tokens    int
+	fix       bool // kept (keep.go), with other lines, parent or channel
 }
 
 // processor reads and extracts files for one worker goroutine.
@@ -97,6 +100,15 @@ type processor struct {
 	src   Source
 	force bool // re-extract even when the content hash is unchanged
 	buf   []byte
+
+	oldUnits *sql.Stmt // sqlOldUnits, prepared by the first planKeep
+}
+
+// close releases what the processor prepared.
+func (p *processor) close() {
+	if p.oldUnits != nil {
+		p.oldUnits.Close()
+	}
 }
 
 // process reads one file and decides what it becomes. Only a failure to
@@ -189,7 +201,11 @@ func (p *processor) process(ctx context.Context, f walkFile, old *fileState, ree
 	if mime != "" {
 		return p.image(res, buf, mime)
 	}
-	return p.text(res, buf)
+	res = p.text(res, buf)
+	if !p.force && res.status == statusIndexed && old != nil && old.status == statusIndexed {
+		p.planKeep(ctx, &res)
+	}
+	return res
 }
 
 func (r fileResult) skip(reason, detail string) fileResult {

@@ -29,9 +29,10 @@ type applyPlan struct {
 	newRevision bool
 	revisionID  string
 	commit, ref string
-	changed     int      // files whose evidence or skip verdict changed
-	deleted     []string // paths leaving the index
-	replaced    []string // changed paths that were indexed before
+	changed     int        // files whose evidence or skip verdict changed
+	deleted     []string   // paths leaving the index
+	replaced    []string   // changed paths that were indexed before, replaced whole
+	keeps       []keptFile // changed files that keep their first units (keep.go)
 	touched     []touch
 	assets      []assetRow
 	extractions map[string]*extractionRow // by extractor name + "@" + version
@@ -107,9 +108,16 @@ const (
 	sqlInsertEvidence = `INSERT OR FAIL INTO evidence(evidence_id, source_id, revision_id, extraction_id, collection_id, path,
 		ordinal, level, parent_id, leaf, kind, language, role, title, heading_path, start_line, end_line, channel,
 		sha256, text, code_terms, tokens) VALUES `
-	evidenceValues  = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	evidenceColumns = 22
-	sqlUpsertFile   = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
+	evidenceValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// The apply gives every row its seq: the next above the highest
+	// before the apply, or, in a file that keeps units (keep.go), the
+	// seq of the unit it replaces.
+	sqlInsertEvidenceSeq = `INSERT OR FAIL INTO evidence(seq, evidence_id, source_id, revision_id, extraction_id, collection_id, path,
+		ordinal, level, parent_id, leaf, kind, language, role, title, heading_path, start_line, end_line, channel,
+		sha256, text, code_terms, tokens) VALUES `
+	evidenceSeqValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	evidenceColumns   = 23
+	sqlUpsertFile     = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
 		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units, terms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
@@ -157,19 +165,22 @@ const evidenceBatch = 32
 // waiting for a full batch.
 type txStmts struct {
 	insEvidence, insEvidenceBatch, upsertFile, insSelection *sql.Stmt
+	keepRange, keepRow                                      *sql.Stmt
 
 	pending []any // evidenceColumns values per row
+	nextSeq int64 // the seq of the next row not in a kept file's range
 }
 
 func prepare(ctx context.Context, tx *sql.Tx) (*txStmts, error) {
 	s := &txStmts{pending: make([]any, 0, evidenceBatch*evidenceColumns)}
-	batch := sqlInsertEvidence + strings.TrimSuffix(strings.Repeat(evidenceValues+", ", evidenceBatch), ", ")
+	batch := sqlInsertEvidenceSeq + strings.TrimSuffix(strings.Repeat(evidenceSeqValues+", ", evidenceBatch), ", ")
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.insEvidence, sqlInsertEvidence + evidenceValues}, {&s.insEvidenceBatch, batch},
+		{&s.insEvidence, sqlInsertEvidenceSeq + evidenceSeqValues}, {&s.insEvidenceBatch, batch},
 		{&s.upsertFile, sqlUpsertFile}, {&s.insSelection, sqlInsertSelection},
+		{&s.keepRange, sqlKeepRange}, {&s.keepRow, sqlKeepRow},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -336,6 +347,12 @@ func (a *applyTx) revision(ctx context.Context) error {
 			return fmt.Errorf("apply revision: %w", err)
 		}
 	}
+	// The new rows' seqs count on from the highest before any removal,
+	// so that a removal at the top never hands its seqs on to a file
+	// that did not own them.
+	if err := a.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&a.maxSeq); err != nil {
+		return fmt.Errorf("apply revision: %w", err)
+	}
 	if err := a.removeOld(ctx); err != nil { // 1
 		return err
 	}
@@ -347,6 +364,10 @@ func (a *applyTx) revision(ctx context.Context) error {
 	}
 	if bulk {
 		if err := setAutomerge(ctx, a.tx, defaultAutomerge); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
+	} else if len(a.plan.keeps) > 0 {
+		if err := mergeSome(ctx, a.tx); err != nil {
 			return fmt.Errorf("apply revision: %w", err)
 		}
 	}
@@ -414,19 +435,24 @@ func (a *applyTx) removeOld(ctx context.Context) error {
 	if err := execAll(ctx, a.tx, a.plan.src.ID, sqlDropSel, sqlDropRel, sqlDropFiles); err != nil {
 		return fmt.Errorf("apply revision: remove files: %w", err)
 	}
+	if len(a.plan.keeps) > 0 {
+		n, err := dropKeptTails(ctx, a.tx, a.plan)
+		if err != nil {
+			return fmt.Errorf("apply revision: remove changed units: %w", err)
+		}
+		a.removed += n
+	}
 	return nil
 }
 
 // insertNew writes the rows of the changed files from the spool, and the
 // new stat of the touched ones. No lexical index is written here.
 func (a *applyTx) insertNew(ctx context.Context) error {
-	if err := a.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&a.maxSeq); err != nil {
-		return fmt.Errorf("apply revision: %w", err)
-	}
 	st, err := prepare(ctx, a.tx)
 	if err != nil {
 		return fmt.Errorf("apply revision: %w", err)
 	}
+	st.nextSeq = a.maxSeq + 1
 	if a.plan.spool != nil {
 		err := a.plan.spool.each(func(r *fileResult) error {
 			if err := ctx.Err(); err != nil {
@@ -454,6 +480,13 @@ func (a *applyTx) indexNew(ctx context.Context) error {
 	added, _ := res.RowsAffected()
 	if _, err := a.tx.ExecContext(ctx, IndexFilesSQL, a.maxSeq); err != nil {
 		return fmt.Errorf("apply revision: index files: %w", err)
+	}
+	if len(a.plan.keeps) > 0 {
+		n, err := indexKeptFiles(ctx, a.tx)
+		if err != nil {
+			return fmt.Errorf("apply revision: index changed units: %w", err)
+		}
+		added += n
 	}
 	if err := addChurn(ctx, a.tx, added+a.removed); err != nil {
 		return fmt.Errorf("apply revision: %w", err)
@@ -512,6 +545,26 @@ func setAutomerge(ctx context.Context, tx *sql.Tx, n int) error {
 	for _, table := range []string{"evidence_fts", "file_fts"} {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('automerge', ?)`, n); err != nil {
 			return fmt.Errorf("automerge: %w", err)
+		}
+	}
+	return nil
+}
+
+// smallMergePages is the merge work, in pages written, that a small
+// revision of kept files asks of each lexical index. FTS5's automerge
+// works in proportion to the pages a flush writes: a kept file writes
+// one or two leaves where it wrote all of them, every revision still
+// adds a segment, and without this the segments piled up until FTS5's
+// crisis merge rewrote a whole level inside one edit's transaction (2 to
+// 3.5 s on Go's tree, bench/README.md, "Kept units").
+const smallMergePages = 64
+
+// mergeSome does up to smallMergePages of merge work on each lexical
+// index, on levels that hold as many segments as automerge waits for.
+func mergeSome(ctx context.Context, tx *sql.Tx) error {
+	for _, table := range []string{"evidence_fts", "file_fts"} {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('merge', ?)`, smallMergePages); err != nil {
+			return fmt.Errorf("merge: %w", err)
 		}
 	}
 	return nil
@@ -584,13 +637,23 @@ func writeExtractions(ctx context.Context, tx *sql.Tx, plan *applyPlan, ts strin
 func applyFile(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult, ts string) error {
 	src := plan.src
 	extID := plan.extractionID(r)
-	for i := range r.units {
+	if err := updateKept(ctx, st, plan, r, extID); err != nil {
+		return err
+	}
+	for i := r.keep.kept; i < len(r.units); i++ {
 		u := &r.units[i]
 		leaf := 0
 		if u.leaf {
 			leaf = 1
 		}
-		if err := st.addEvidence(ctx, u.id, src.ID, plan.revisionID, extID, src.CollectionID, r.rel,
+		var seq int64
+		if r.keep.doc != 0 {
+			seq = r.keep.doc + int64(i)
+		} else {
+			seq = st.nextSeq
+			st.nextSeq++
+		}
+		if err := st.addEvidence(ctx, seq, u.id, src.ID, plan.revisionID, extID, src.CollectionID, r.rel,
 			u.ordinal, u.level, nullStr(u.parentID), leaf, r.kind, r.language, string(r.role), u.title, u.heading,
 			u.startLine, u.endLine, u.channel, u.sha, u.text, u.codeTerms, u.tokens); err != nil {
 			return fmt.Errorf("insert evidence: %w", err)

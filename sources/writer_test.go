@@ -149,6 +149,8 @@ func fillFields(t *testing.T, v reflect.Value, n *int) {
 			for k := range 2 {
 				fillFields(t, f.Index(k).Addr(), n)
 			}
+		case f.Kind() == reflect.Struct:
+			fillFields(t, f.Addr(), n)
 		case f.Type() == reflect.TypeFor[error]():
 			f.Set(reflect.ValueOf(errors.New(name)))
 		default:
