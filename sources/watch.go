@@ -99,6 +99,10 @@ type WatchOptions struct {
 	// 1s), twice as long after each further one, at most RetryMax
 	// (default 5m).
 	RetryMin, RetryMax time.Duration
+	// GitWait bounds how long a repository's changes wait for the git
+	// command that holds its index lock (a checkout, a merge, a rebase
+	// writing the work tree) to finish (default 10s).
+	GitWait time.Duration
 	// MaxWatches, when positive, is a limit of watched directories over
 	// every source, which runs out like the system's own
 	// (max_user_watches).
@@ -146,6 +150,7 @@ type watched struct {
 	gen, startedGen    uint64 // changes seen; gen when the running sync began
 	syncing            bool
 	failures           int       // syncs failed in a row
+	gitBusy            time.Time // when git took the index lock; zero when it holds none
 	retryAt            time.Time // no sync is asked for before it (after a failure)
 	asking             bool      // fire is asking for a sync
 	timer              *time.Timer
@@ -166,6 +171,9 @@ func NewWatcher(o WatchOptions) *Watcher {
 	}
 	if o.RetryMin <= 0 {
 		o.RetryMin = time.Second
+	}
+	if o.GitWait <= 0 {
+		o.GitWait = 10 * time.Second
 	}
 	if o.RetryMax < o.RetryMin {
 		o.RetryMax = max(5*time.Minute, o.RetryMin)
@@ -576,6 +584,10 @@ func (w *Watcher) event(s *watched, ev fsnotify.Event) {
 		return
 	}
 	if s.gitDir != "" && (within(ev.Name, s.gitDir) || within(ev.Name, s.commonDir)) {
+		if ev.Name == filepath.Join(s.gitDir, "index.lock") {
+			w.gitLockLocked(s, ev.Has(fsnotify.Create))
+			return
+		}
 		if gitHeadChange(s, ev.Name) {
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
@@ -645,6 +657,26 @@ func (w *Watcher) bumpLocked(s *watched, rel string) {
 	w.armLocked(s)
 }
 
+// gitLockLocked records git taking (held) or letting go of a repository's
+// index lock. While a git command holds it (a checkout writing a
+// thousand files takes a second or more) the changes it makes are not
+// asked for, up to GitWait: they are one sync once it is done, not one
+// of what it wrote by MaxDelay and another of the rest. A lock left
+// behind by a git that died stops holding changes back after GitWait.
+func (w *Watcher) gitLockLocked(s *watched, held bool) {
+	if held {
+		s.gitBusy = time.Now()
+		return
+	}
+	if s.gitBusy.IsZero() {
+		return
+	}
+	s.gitBusy = time.Time{}
+	if s.timer != nil {
+		s.timer.Reset(w.opts.Debounce)
+	}
+}
+
 // backOffLocked delays the next sync of s after a failure: RetryMin
 // after the first in a row, twice as long after each further one, at
 // most RetryMax.
@@ -684,6 +716,15 @@ func (w *Watcher) fire(s *watched) {
 		return
 	}
 	s.timer = nil
+	if !s.gitBusy.IsZero() {
+		if wait := time.Until(s.gitBusy.Add(w.opts.GitWait)); wait > 0 {
+			// git is writing the work tree: its changes are one sync,
+			// asked for when it lets the lock go (gitLockLocked).
+			s.timer = time.AfterFunc(wait, func() { w.fire(s) })
+			w.mu.Unlock()
+			return
+		}
+	}
 	var paths []string
 	if !s.full && s.mode == WatchWatching {
 		paths = make([]string, 0, len(s.pending))

@@ -2,7 +2,9 @@ package sources
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -155,5 +157,124 @@ func TestWatchRetriesAFailedRequest(t *testing.T) {
 	}
 	if st, _ := w.State(src.ID); st.PendingChanges != 1 {
 		t.Fatalf("%d changes pending, want 1 (no sync ran)", st.PendingChanges)
+	}
+}
+
+// TestWatchWaitsForGit: while git holds a repository's index lock (a
+// checkout writing the work tree) its changes are not asked for; when
+// it lets the lock go they are, at once and together; a lock left
+// behind holds them back no longer than GitWait. A real checkout of
+// another branch is then one request.
+func TestWatchWaitsForGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git binary")
+	}
+	repo, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%02d.txt", i)), []byte("one\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "one")
+	git(t, repo, "checkout", "-q", "-b", "other")
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%02d.txt", i)), []byte("two\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, repo, "commit", "-q", "-am", "two")
+	git(t, repo, "checkout", "-q", "main")
+
+	asked := make(chan []string, 64)
+	w := NewWatcher(WatchOptions{
+		Debounce: 10 * time.Millisecond,
+		MaxDelay: 20 * time.Millisecond,
+		GitWait:  time.Second,
+		Changed: func(_ string, paths []string) (bool, error) {
+			asked <- paths
+			return false, nil
+		},
+	})
+	defer w.Close()
+	src := Source{ID: "src_git", Kind: KindRepository, Path: repo, CollectionID: "default", Watch: true}
+	w.Watch(src, []string{repo})
+	next := func(what string) ([]string, time.Time) {
+		t.Helper()
+		select {
+		case p := <-asked:
+			return p, time.Now()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no sync asked for", what)
+		}
+		return nil, time.Time{}
+	}
+	lock := filepath.Join(repo, ".git", "index.lock")
+
+	// The lock held, files written: nothing is asked for while it is
+	// held (well past MaxDelay), then both files at once.
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(repo, n), []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case p := <-asked:
+		t.Fatalf("a sync of %v was asked for while git held the index lock", p)
+	case <-time.After(300 * time.Millisecond):
+	}
+	released := time.Now()
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	p, at := next("the lock let go")
+	if !slices.Equal(p, []string{"a.txt", "b.txt"}) {
+		t.Fatalf("asked for %v, want [a.txt b.txt]", p)
+	}
+	if d := at.Sub(released); d > 500*time.Millisecond {
+		t.Fatalf("asked %v after the lock went, want about the debounce", d)
+	}
+	synced := func() {
+		w.BeginSync(src.ID)
+		w.EndSync(src.ID, SyncDone, nil)
+	}
+	synced()
+
+	// A lock left behind: the change is asked for after GitWait.
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	written := time.Now()
+	if err := os.WriteFile(filepath.Join(repo, "c.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, at = next("a lock left behind")
+	if !slices.Equal(p, []string{"c.txt"}) || at.Sub(written) < 900*time.Millisecond {
+		t.Fatalf("asked for %v after %v, want [c.txt] after GitWait", p, at.Sub(written))
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	synced()
+	// Git's own checkout of the other branch: the 20 files and the HEAD
+	// move are one request (a whole sync: HEAD moved).
+	for len(asked) > 0 {
+		<-asked
+	}
+	git(t, repo, "checkout", "-q", "other")
+	if p, _ = next("a checkout"); p != nil {
+		t.Fatalf("a checkout asked for %v, want a sync of the whole source", p)
+	}
+	select {
+	case p := <-asked:
+		t.Fatalf("a second sync of %v was asked for after the checkout", p)
+	case <-time.After(300 * time.Millisecond):
 	}
 }
