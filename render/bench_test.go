@@ -204,17 +204,7 @@ func BenchmarkFitPacked(b *testing.B) {
 		}
 		b.Run("1000Cold/"+name, func(b *testing.B) {
 			in := FitInput{Result: benchResult(focused(realisticHits(10))), MaxTokens: 1000, Format: f, Pack: true}
-			ctx := context.Background()
-			var used, n int
-			for b.Loop() {
-				out, err := Fit(ctx, in)
-				if err != nil {
-					b.Fatal(err)
-				}
-				used, n = out.Result.Budget.UsedTokens, len(out.Result.Hits)
-			}
-			b.ReportMetric(float64(used), "tokens")
-			b.ReportMetric(float64(n), "places")
+			benchFit(b, in)
 		})
 		b.Run("4000/"+name, func(b *testing.B) {
 			hits := focused(realisticHits(20))
@@ -227,17 +217,23 @@ func BenchmarkFitPacked(b *testing.B) {
 				costs[i] = c
 			}
 			in := FitInput{Result: benchResult(hits), Costs: costs, MaxTokens: 4000, Format: f, Pack: true}
-			ctx := context.Background()
-			var used, n int
-			for b.Loop() {
-				out, err := Fit(ctx, in)
-				if err != nil {
-					b.Fatal(err)
-				}
-				used, n = out.Result.Budget.UsedTokens, len(out.Result.Hits)
-			}
-			b.ReportMetric(float64(used), "tokens")
-			b.ReportMetric(float64(n), "places")
+			benchFit(b, in)
 		})
 	}
+}
+
+// benchFit fits in in a loop and reports the tokens and places of the
+// answer.
+func benchFit(b *testing.B, in FitInput) {
+	ctx := context.Background()
+	var used, n int
+	for b.Loop() {
+		out, err := Fit(ctx, in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		used, n = out.Result.Budget.UsedTokens, len(out.Result.Hits)
+	}
+	b.ReportMetric(float64(used), "tokens")
+	b.ReportMetric(float64(n), "places")
 }
