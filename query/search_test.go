@@ -346,3 +346,27 @@ func TestSearchIdentifierTitle(t *testing.T) {
 	}
 	t.Errorf("class HTTPServerConfig not found: %v", paths(res.Hits))
 }
+
+// TestSearchFocusIsTheBestLine: a hit's focus is the line that holds the
+// most of the question, not the first line of the snippet's densest
+// stretch, which repeats one word of it.
+func TestSearchFocusIsTheBestLine(t *testing.T) {
+	env := newSearchEnv(t)
+	doc := "# Locks\n\n" +
+		"The latch guards the table.\n" +
+		"A shared latch is a reader writer latch for the table.\n" +
+		"Filler about nothing in particular, and more of it.\n" +
+		"The latch, once the latch is taken, keeps the latch\n" +
+		"until the latch holder lets the latch go; latch latch.\n"
+	env.folder("docs", "default", map[string]string{"locks.md": doc})
+	res := env.search(env.all, QueryRequest{Question: "reader writer latch"})
+	if len(res.Hits) == 0 || res.Hits[0].Focus == nil || res.Hits[0].Text == nil {
+		t.Fatalf("no hit with a focus: %+v", res.Hits)
+	}
+	h := res.Hits[0]
+	lines := strings.Split(*h.Text, "\n")
+	i := h.Focus.StartLine - h.Span.StartLine
+	if h.Focus.EndLine != h.Focus.StartLine || i < 0 || i >= len(lines) || !strings.Contains(lines[i], "reader writer latch") {
+		t.Fatalf("focus %+v, want the line with \"reader writer latch\":\n%s", *h.Focus, *h.Text)
+	}
+}

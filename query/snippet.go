@@ -27,7 +27,8 @@ import (
 const snippetBytes = 240
 
 // makeSnippet returns the best window of text for the query terms, and
-// the byte range [from, to) of the matches it holds (-1, -1 without any).
+// the byte range [from, to) of the matches on the text's best line
+// (bestLine; -1, -1 without any match): the line a place shows first.
 func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) (snippet string, from, to int) {
 	hits, _ := m.scan(text, nil)
 	if missing := missingTerms(hits, terms); missing != 0 && m.anyIn(codeTerms, missing) {
@@ -69,6 +70,7 @@ func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) (snippet str
 		}
 	}
 	from, to = int(hits[bestI].start), int(hits[bestJ].end)
+	lineFrom, lineTo := bestLine(text, hits, terms, counts)
 	// Widen to snippetBytes: up to a third before the matches, the rest
 	// after.
 	start, end := from, to
@@ -79,7 +81,46 @@ func makeSnippet(m *matcher, terms []sterm, text, codeTerms string) (snippet str
 			start = max(0, end-snippetBytes)
 		}
 	}
-	return clipWindow(text, start, end, from, to), from, to
+	return clipWindow(text, start, end, from, to), lineFrom, lineTo
+}
+
+// bestLine is the byte range of the matches on the line, among those of
+// hits (in text order), that holds the most of the query: the idf of its
+// distinct terms, each repeat a tenth, as the snippet's window is chosen;
+// the earliest of equals. The snippet's window is the densest stretch of
+// the text, whose repeats can outweigh a line that says it all: for
+// "reader writer lock allowing many readers" the window of sync.RWMutex's
+// comment is about goroutines that hold the lock, its best line "A
+// RWMutex is a reader/writer mutual exclusion lock". counts is scratch
+// space of len(terms).
+func bestLine(text string, hits []hit, terms []sterm, counts []int) (from, to int) {
+	clear(counts)
+	best := -1.0
+	for a := 0; a < len(hits); {
+		end := len(text)
+		if k := strings.IndexByte(text[hits[a].end:], '\n'); k >= 0 {
+			end = int(hits[a].end) + k
+		}
+		score := 0.0
+		b := a
+		for ; b < len(hits) && int(hits[b].start) < end; b++ {
+			t := hits[b].term
+			if counts[t] == 0 {
+				score += terms[t].idf
+			} else {
+				score += terms[t].idf * 0.1
+			}
+			counts[t]++
+		}
+		for _, h := range hits[a:b] {
+			counts[h.term] = 0
+		}
+		if score > best+1e-9 {
+			best, from, to = score, int(hits[a].start), int(hits[b-1].end)
+		}
+		a = b
+	}
+	return from, to
 }
 
 // focusOf is the span of the lines that hold text[from:to), the matches of

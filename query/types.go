@@ -95,10 +95,11 @@ type Hit struct {
 	// on disk, or unreadable) or "deleted" (the file is gone); null when
 	// the hit is current.
 	StaleReason *string `json:"stale_reason"`
-	// Focus is the span of the lines that hold the best matches of the
-	// question (those of the snippet); nil when no term matched a word of
-	// the text. It does not travel: the fitter shows these lines first when
-	// the unit does not fit whole.
+	// Focus is the line, among those of the snippet's matches, that holds
+	// the most of the question (its distinct terms by idf); for a
+	// definition the question names, the line that declares it; nil when
+	// no term matched a word of the text. It does not travel: the fitter
+	// shows this line first when the unit does not fit whole.
 	Focus *Span `json:"-"`
 }
 
