@@ -504,7 +504,7 @@ func (w *Watcher) EndSync(id string, outcome SyncOutcome, dirs []string) {
 	case SyncDone:
 		s.failures, s.retryAt = 0, time.Time{}
 	case SyncFailed:
-		w.backOffLocked(s, "sync of a watched source failed")
+		w.backOffLocked(s, "sync of a watched source failed", nil) // the job holds its error
 	}
 	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
 		if w.followWalkLocked(s, dirs) {
@@ -673,21 +673,25 @@ func (w *Watcher) gitLockLocked(s *watched, held bool) {
 	}
 	s.gitBusy = time.Time{}
 	if s.timer != nil {
-		s.timer.Reset(w.opts.Debounce)
+		s.timer.Reset(max(w.opts.Debounce, time.Until(s.retryAt))) // a failure's wait still holds
 	}
 }
 
 // backOffLocked delays the next sync of s after a failure: RetryMin
 // after the first in a row, twice as long after each further one, at
 // most RetryMax.
-func (w *Watcher) backOffLocked(s *watched, what string) {
+func (w *Watcher) backOffLocked(s *watched, what string, err error) {
 	s.failures++
 	wait := w.opts.RetryMax
 	if n := s.failures - 1; n < 32 && w.opts.RetryMin<<n < w.opts.RetryMax {
 		wait = w.opts.RetryMin << n
 	}
 	s.retryAt = time.Now().Add(wait)
-	w.log.Warn(what+"; asking again later", workspace.LogSourceID, s.id, workspace.LogFailures, s.failures, workspace.LogRetryIn, wait)
+	attrs := []any{workspace.LogSourceID, s.id, workspace.LogFailures, s.failures, workspace.LogRetryIn, wait}
+	if err != nil {
+		attrs = append(attrs, workspace.LogErr, err)
+	}
+	w.log.Warn(what+"; asking again later", attrs...)
 }
 
 // armLocked (re)starts s's debounce timer: Debounce after the last
@@ -748,7 +752,7 @@ func (w *Watcher) fire(s *watched) {
 	case err != nil:
 		// No job holds the changes (a full disk, a locked index): they
 		// stay pending and are asked for again after a wait.
-		w.backOffLocked(s, "no sync of a changed source could be queued")
+		w.backOffLocked(s, "no sync of a changed source could be queued", err)
 		w.armLocked(s)
 	case running && !s.syncing:
 		w.armLocked(s) // the job ended between its last look and this one
