@@ -213,6 +213,7 @@ func (b *schemaBuilder) addResults() {
 	}
 	if s := add("QueryResult")(forType[query.QueryResult](false)); s != nil {
 		s.Description = "A search answer fitted to the token budget: hits best first; truncated is true when not everything that matched fits; next_cursor continues the result."
+		describeCitations(prop(s, "hits"))
 	}
 	if s := add("InspectResult")(forType[InspectResult](false)); s != nil {
 		s.Description = "The answer about the subject, under result."
@@ -238,6 +239,27 @@ func (b *schemaBuilder) addResults() {
 	add("CreatedToken")(forType[CreatedToken](false))
 	add("RevokedToken")(forType[RevokedToken](false))
 	add("RemovedSource")(forType[RemovedSource](false))
+}
+
+// describeCitations lets a hit be a compact citation, as hits travel under
+// a render (query.Hit.MarshalJSON): evidence_id, file (or source_id and
+// path when the file is not known), span, truncated, stale and, when
+// stale, stale_reason. Whole hits carry every field as before.
+func describeCitations(hits *jsonschema.Schema) {
+	if hits == nil || hits.Items == nil {
+		return
+	}
+	it := hits.Items
+	it.Description = "One hit, best first. Under a render a hit is a compact citation: evidence_id, file (source_id and path instead when the file's place on disk is not known), span, truncated, stale, and stale_reason when stale; the rendered text shows its lines, and inspect or tychora://evidence/{id} give the rest."
+	keep := it.Required[:0]
+	for _, r := range it.Required {
+		switch r {
+		case "source_id", "path", "score", "stale_reason":
+		default:
+			keep = append(keep, r)
+		}
+	}
+	it.Required = keep
 }
 
 // resolveInputs resolves each tool's input schema and the body of

@@ -50,8 +50,9 @@ type Span struct {
 	EndLine   int `json:"end_line"`
 }
 
-// Hit is one piece of evidence in a result. With a render selected, Text is
-// omitted (the rendered block carries it) and the hit is a citation.
+// Hit is one piece of evidence in a result. With a render selected, the
+// hit travels as a compact citation (Cited; see MarshalJSON): the rendered
+// block carries its text and lines.
 type Hit struct {
 	EvidenceID string `json:"evidence_id"`
 	SourceID   string `json:"source_id"`
@@ -95,6 +96,9 @@ type Hit struct {
 	// on disk, or unreadable) or "deleted" (the file is gone); null when
 	// the hit is current.
 	StaleReason *string `json:"stale_reason"`
+	// Cited marks a hit that travels as a compact citation, as under a
+	// render (MarshalJSON). The other fields stay set for Go callers.
+	Cited bool `json:"-"`
 	// Focus is the line, among those of the snippet's matches, that holds
 	// the most of the question (its distinct terms by idf); for a
 	// definition the question names, the line that declares it; nil when

@@ -57,14 +57,16 @@ func partsOf(f Format, h *query.Hit) (parts, error) {
 }
 
 // citationOf is h as it travels under a render: a compact citation that
-// does not repeat what the rendered text shows. It keeps the ids a caller
-// follows (evidence_id, source_id), where the file is (path, file), the
-// lines (span, excerpt), the score and the flags; the text, snippet, hash,
-// revision, kind, language, role, title and heading path stay reachable
-// through inspect and tychora://evidence/{id}.
+// does not repeat what the rendered text shows (query.Hit.MarshalJSON;
+// docs/render.md, "Citations under a render"). It keeps only the fields
+// that travel, so the fitted result is what its JSON says.
 func citationOf(h query.Hit) query.Hit {
-	return query.Hit{EvidenceID: h.EvidenceID, SourceID: h.SourceID, Path: h.Path, File: h.File,
-		Span: h.Span, Score: h.Score, Truncated: h.Truncated, Excerpt: h.Excerpt, Stale: h.Stale}
+	c := query.Hit{EvidenceID: h.EvidenceID, File: h.File, Span: h.Span, Truncated: h.Truncated,
+		Stale: h.Stale, StaleReason: h.StaleReason, Cited: true}
+	if h.File == "" {
+		c.SourceID, c.Path = h.SourceID, h.Path
+	}
+	return c
 }
 
 // escapeJSON is s as it is spelled inside a JSON string by json.Marshal

@@ -182,10 +182,14 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 			if h.Text != nil {
 				t.Fatalf("hit %d carries text under a render", i)
 			}
-			// A compact citation: ids, where, lines, score and flags.
-			want = query.Hit{EvidenceID: orig.EvidenceID, SourceID: orig.SourceID, Path: orig.Path,
-				File: orig.File, Span: orig.Span, Score: orig.Score, Truncated: h.Truncated,
-				Excerpt: orig.Excerpt, Stale: orig.Stale}
+			// A compact citation: the id, the file (source and path when
+			// the file is not known), the unit's lines and the flags.
+			want = query.Hit{EvidenceID: orig.EvidenceID, File: orig.File, Span: orig.Span,
+				Truncated: h.Truncated, Stale: orig.Stale, StaleReason: orig.StaleReason, Cited: true}
+			if orig.File == "" {
+				want.SourceID, want.Path = orig.SourceID, orig.Path
+			}
+			checkCitationJSON(t, h)
 		} else if h.Truncated {
 			if h.Text == nil || orig.Text == nil || !strings.HasPrefix(*orig.Text, *h.Text) ||
 				len(*h.Text) >= len(*orig.Text) || !strings.HasSuffix(*h.Text, "\n") {
@@ -226,6 +230,38 @@ func checkFit(t *testing.T, in FitInput, out *FitOutput) {
 	}
 	if deref(res.NextCursor) != deref(want) {
 		t.Fatalf("next_cursor %s after %d of %d hits, want %s", deref(res.NextCursor), len(res.Hits), len(hits), deref(want))
+	}
+}
+
+// checkCitationJSON asserts what a citation spells on the wire: no text,
+// snippet, hash or score, and source_id and path only when file is empty.
+func checkCitationJSON(t *testing.T, h query.Hit) {
+	t.Helper()
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"text", "snippet", "hash", "score", "excerpt", "title", "kind"} {
+		if _, ok := m[k]; ok {
+			t.Fatalf("a citation spells %q: %s", k, b)
+		}
+	}
+	_, hasFile := m["file"]
+	_, hasPath := m["path"]
+	_, hasSource := m["source_id"]
+	if hasFile == (hasPath || hasSource) || !hasPath && !hasFile {
+		t.Fatalf("a citation names its file by file, or else by source_id and path: %s", b)
+	}
+	if _, ok := m["evidence_id"]; !ok {
+		t.Fatalf("a citation without evidence_id: %s", b)
+	}
+	var back query.Hit
+	if err := json.Unmarshal(b, &back); err != nil || !back.Cited {
+		t.Fatalf("a citation decodes as a whole hit: %s", b)
 	}
 }
 

@@ -148,11 +148,15 @@ func blockParts(f Format, it item) (head, tail string) {
 	return "", ""
 }
 
-// citation is "file:start-end" for the lines shown: the file's absolute
-// path when the hit has one (so that it opens as it is, and two sources
-// never share a header), else its path.
+// citation is "file:start-end" for the lines shown ("file:start" for one
+// line): the file's absolute path when the hit has one (so that it opens
+// as it is, and two sources never share a header), else its path.
 func citation(it item) string {
-	return oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.start) + "-" + strconv.Itoa(it.shown)
+	c := oneLine(hitFile(it.h)) + ":" + strconv.Itoa(it.start)
+	if it.shown != it.start {
+		c += "-" + strconv.Itoa(it.shown)
+	}
+	return c
 }
 
 // hitFile is where a hit's file is: File, else Path.
@@ -210,9 +214,14 @@ func holdsWords(line, s string) bool {
 
 func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-func flags(it item) string {
+// flags says what a header's lines are of their unit, and whether the
+// file changed since. agent@1 leaves out the span an excerpt is of: its
+// header's lines are the lines shown, the citation's span is the unit's,
+// and the note would cost its tokens twice in every place.
+func flags(f Format, it item) string {
 	var b strings.Builder
 	switch {
+	case it.h.Excerpt != nil && f == FormatAgent:
 	case it.h.Excerpt != nil:
 		b.WriteString(" (excerpt of " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	case it.cut && it.text == "":
@@ -239,7 +248,7 @@ func markdownParts(it item) (head, tail string) {
 		b.WriteString(" — ")
 		b.WriteString(c)
 	}
-	b.WriteString(flags(it))
+	b.WriteString(flags(FormatMarkdown, it))
 	b.WriteString("\n\n")
 	if it.text == "" {
 		return b.String(), ""
@@ -251,18 +260,18 @@ func markdownParts(it item) (head, tail string) {
 	return b.String(), fence + "\n\n"
 }
 
-// agentHead: "==> path:start-end <== context (flags)"; the text follows as
-// is.
+// agentHead: "-- path:start-end context (flags)"; the text follows as
+// is. The header spells no '<', '>' or '&', which the copy in the JSON's
+// "rendered" would spell as six characters each.
 func agentHead(it item) string {
 	var b strings.Builder
-	b.WriteString("==> ")
+	b.WriteString("-- ")
 	b.WriteString(citation(it))
-	b.WriteString(" <==")
 	if c := contextOf(it); c != "" {
 		b.WriteString(" ")
 		b.WriteString(c)
 	}
-	b.WriteString(flags(it))
+	b.WriteString(flags(FormatAgent, it))
 	b.WriteString("\n")
 	return b.String()
 }

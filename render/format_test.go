@@ -197,13 +197,13 @@ func TestRenderHeadersOpen(t *testing.T) {
 	for _, f := range formats[1:] {
 		out := renderHits(f, hits)
 		for _, h := range hits {
-			if !strings.Contains(out, h.File+":1-1") && !strings.Contains(out, `path="`+h.File+`"`) {
+			if !strings.Contains(out, h.File+":1\n") && !strings.Contains(out, h.File+":1`") && !strings.Contains(out, `path="`+h.File+`"`) {
 				t.Errorf("%s does not name %s:\n%s", f, h.File, out)
 			}
 		}
 		var heads []string
 		for _, line := range strings.Split(out, "\n") {
-			if strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "==> ") || strings.HasPrefix(line, "<document ") {
+			if strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "-- ") || strings.HasPrefix(line, "<document ") {
 				heads = append(heads, line)
 			}
 		}

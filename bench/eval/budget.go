@@ -299,5 +299,16 @@ func fitBudgeted(ctx context.Context, engine *query.Engine, p workspace.Principa
 	if whole := c.CountBytes(fit.Structured) + c.Count(fit.Rendered); whole != fit.Result.Budget.UsedTokens || whole > budget {
 		return nil, fmt.Errorf("the answer for budget %d recounts %d tokens, used_tokens says %d", budget, whole, fit.Result.Budget.UsedTokens)
 	}
+	// A citation names its file by its place on disk; the measures match
+	// paths relative to the source, which the ranking's hits hold.
+	paths := make(map[string]string, len(r.Hits))
+	for _, h := range r.Hits {
+		paths[h.EvidenceID] = h.Path
+	}
+	for i := range fit.Result.Hits {
+		if h := &fit.Result.Hits[i]; h.Path == "" {
+			h.Path = paths[h.EvidenceID]
+		}
+	}
 	return fit, nil
 }

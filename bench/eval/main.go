@@ -345,10 +345,15 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 	return nil
 }
 
-// collect adds hits to a run: document id from the path, best score.
+// collect adds hits to a run: document id from the file's name (a
+// citation under a render names the file by File alone), best score.
 func collect(docs []scoredDoc, hits []query.Hit) []scoredDoc {
 	for _, h := range hits {
-		id := strings.TrimSuffix(filepath.Base(h.Path), "."+docFormat)
+		name := h.Path
+		if name == "" {
+			name = h.File
+		}
+		id := strings.TrimSuffix(filepath.Base(name), "."+docFormat)
 		docs = append(docs, scoredDoc{doc: id, score: h.Score})
 	}
 	return docs
