@@ -167,7 +167,7 @@ func (p *packHit) focused(h *query.Hit) *query.Hit {
 
 // estimatedCitation is the allowance for a hit's citation and header when
 // they are not counted exactly: about what one costs (docs/render.md).
-const estimatedCitation = 120
+const estimatedCitation = 100
 
 func (p *packHit) shownCost() int {
 	if p.bare {
@@ -234,15 +234,22 @@ func (p *packHit) grow(room int) int {
 	return room
 }
 
-// trimBlank drops the blank lines at either end of an excerpt: they show
-// nothing and cost their tokens twice.
+// trimBlank drops the lines at either end of an excerpt that show
+// nothing (blank, or only closing brackets and separators such as "}" or
+// "});"): they cost their tokens twice.
 func (p *packHit) trimBlank() {
-	for p.hi > p.lo && strings.TrimSpace(p.lines[p.hi]) == "" {
+	for p.hi > p.lo && showsNothing(p.lines[p.hi]) {
 		p.hi--
 	}
-	for p.lo < p.hi && strings.TrimSpace(p.lines[p.lo]) == "" {
+	for p.lo < p.hi && showsNothing(p.lines[p.lo]) {
 		p.lo++
 	}
+}
+
+// showsNothing reports whether line is blank or only closing brackets
+// and separators.
+func showsNothing(line string) bool {
+	return strings.Trim(line, " \t\r\n})];,") == ""
 }
 
 // longLine is what a focus line may cost (both copies) before a place
@@ -276,7 +283,9 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 			if p.shownCost()-p.over > share && p.lo > 0 && p.cost[0] < p.cost[p.lo] {
 				p.lo, p.hi = 0, 0
 			}
-			if p.wholeCost() <= p.shownCost()*3/2 {
+			// Whole when the rest of the unit costs no more than its
+			// focus: more would take the room of the next place.
+			if p.wholeCost()-p.shownCost() <= max(p.shownCost()-p.over, 8) {
 				p.whole = true
 			}
 			// Under a render, a least showing over a quarter of the room,

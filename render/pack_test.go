@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tychora/tychora/query"
 )
 
-// longHits are units of 40–120 lines, each with the matching lines
-// somewhere in the middle (Focus), as whole-file evidence is.
+// longHits are units of 40–120 lines, each with the matching line
+// somewhere in the middle (Focus) between two lines that show nothing, as
+// whole-file evidence is.
 func longHits(r *rand.Rand, n int) []query.Hit {
 	hits := make([]query.Hit, n)
 	for i := range hits {
@@ -21,6 +24,10 @@ func longHits(r *rand.Rand, n int) []query.Hit {
 		for l := range lines {
 			if l == focus {
 				fmt.Fprintf(&b, "\tneedle%d := match(question) // the line that matches\n", i)
+				continue
+			}
+			if l == focus-1 || l == focus+1 {
+				b.WriteString("\t})\n") // a line that shows nothing
 				continue
 			}
 			fmt.Fprintf(&b, "\tvalue%d := compute(%d, \"filler <%d>\") & other\n", l, l*i, l)
@@ -51,10 +58,15 @@ func checkPacked(t *testing.T, in FitInput, out *FitOutput) {
 	if b := out.Result.Budget; b.UsedTokens != s+r || b.UsedTokens > in.MaxTokens {
 		t.Fatalf("used %d, recount %d + %d, max %d", b.UsedTokens, s, r, in.MaxTokens)
 	}
+	from := 0 // where the next hit's header is looked for
 	for i, h := range out.Result.Hits {
 		orig := in.Result.Hits[i]
 		if h.EvidenceID != orig.EvidenceID || h.Span != orig.Span {
 			t.Fatalf("hit %d is %s %+v, want %s %+v", i, h.EvidenceID, h.Span, orig.EvidenceID, orig.Span)
+		}
+		if in.Format != FormatNone {
+			from = checkShownLines(t, in.Format, out.Rendered, from, i, orig, h.Truncated)
+			continue
 		}
 		if h.Excerpt == nil {
 			continue
@@ -69,19 +81,58 @@ func checkPacked(t *testing.T, in FitInput, out *FitOutput) {
 		if h.Text != nil {
 			shown = *h.Text
 		}
-		if in.Format == FormatNone && (!strings.HasPrefix(want, shown) || (!h.Truncated && shown != want)) {
+		if !strings.HasPrefix(want, shown) || (!h.Truncated && shown != want) {
 			t.Fatalf("hit %d: text %q is not the excerpt's lines %q", i, shown, want)
 		}
-		if in.Format != FormatNone {
-			cite := fmt.Sprintf("%s:%d-", hitFile(&orig), e.StartLine)
-			if in.Format == FormatHierarchical {
-				cite = fmt.Sprintf(`id="%s" lines="%d-`, attr(h.EvidenceID), e.StartLine)
-			}
-			if !strings.Contains(out.Rendered, cite) {
-				t.Fatalf("hit %d: the rendered text does not cite %s:\n%s", i, cite, out.Rendered)
-			}
+	}
+}
+
+// checkShownLines checks what a rendered answer shows of hit i, whose
+// header is the first citing its file at or after from, and returns where
+// the next one is looked for: the header cites lines of its unit, and, unless the budget left them out
+// or cut them, the text after the header is those lines, whole, and
+// (unless the fitter cut it) no line at either end of an excerpt shows
+// nothing.
+func checkShownLines(t *testing.T, f Format, rendered string, from, i int, orig query.Hit, cut bool) int {
+	t.Helper()
+	pat := regexp.QuoteMeta(hitFile(&orig)) + `:(\d+)(?:-(\d+))?`
+	if f == FormatHierarchical {
+		// Chunks group by document, out of rank order; ids are unique.
+		pat = `id="` + regexp.QuoteMeta(attr(orig.EvidenceID)) + `" lines="(\d+)-(\d+)"`
+		from = 0
+	}
+	m := regexp.MustCompile(pat).FindStringSubmatchIndex(rendered[from:])
+	if m == nil {
+		t.Fatalf("hit %d: the rendered text does not cite %s:\n%s", i, orig.EvidenceID, rendered)
+	}
+	for j := range m {
+		if m[j] >= 0 {
+			m[j] += from
 		}
 	}
+	a, _ := strconv.Atoi(rendered[m[2]:m[3]])
+	b := a
+	if m[4] >= 0 {
+		b, _ = strconv.Atoi(rendered[m[4]:m[5]])
+	}
+	if a < orig.Span.StartLine || b > orig.Span.EndLine || b < a {
+		t.Fatalf("hit %d: lines %d-%d outside span %+v", i, a, b, orig.Span)
+	}
+	head := rendered[m[0]:]
+	nl := strings.IndexByte(head, '\n')
+	if orig.Text == nil || nl < 0 || strings.Contains(head[:nl], "left out") || strings.Contains(head[:nl], "truncated") {
+		return m[1]
+	}
+	lines := strings.SplitAfter(*orig.Text, "\n")
+	want := strings.Join(lines[a-orig.Span.StartLine:b-orig.Span.StartLine+1], "")
+	if !strings.Contains(head[nl+1:], want) {
+		t.Fatalf("hit %d: the rendered text after %q is not lines %d-%d %q", i, head[:nl], a, b, want)
+	}
+	if whole := a == orig.Span.StartLine && b == orig.Span.EndLine; !whole && !cut && b > a &&
+		(showsNothing(lines[a-orig.Span.StartLine]) || showsNothing(lines[b-orig.Span.StartLine])) {
+		t.Fatalf("hit %d: excerpt %d-%d starts or ends with a line that shows nothing: %q", i, a, b, want)
+	}
+	return m[1]
 }
 
 // TestPackProperties packs generated answers at many budgets, in every
