@@ -167,12 +167,13 @@ func hitFile(h *query.Hit) string {
 	return h.Path
 }
 
-// headingContext is the heading path, or the title when there is none.
+// headingContext is the heading path, or the title when there is none
+// and it is not the file's name, which the citation shows.
 func headingContext(h *query.Hit) string {
 	if len(h.HeadingPath) > 0 {
 		return oneLine(strings.Join(h.HeadingPath, " > "))
 	}
-	if h.Title != "" && h.Title != h.Path && h.Title != h.File {
+	if h.Title != "" && h.Title != h.Path && h.Title != h.File && h.Title != path.Base(hitFile(h)) {
 		return oneLine(h.Title)
 	}
 	return ""

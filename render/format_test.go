@@ -234,3 +234,24 @@ func TestHeaderSaysATitleOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderLeavesOutTheFileName: a title that is only the file's name
+// (what extraction gives a document without a heading) is not said again
+// after the citation that shows it; another title is.
+func TestHeaderLeavesOutTheFileName(t *testing.T) {
+	text := "Registering blueprints on the app.\n"
+	for _, c := range []struct {
+		title string
+		shown bool
+	}{{"blueprints.rst", false}, {"Modular Applications", true}} {
+		h := query.Hit{EvidenceID: "ev_a", SourceID: "src_a", Kind: "text", Path: "docs/blueprints.rst",
+			File: "/home/u/flask/docs/blueprints.rst", Title: c.title, Span: query.Span{StartLine: 77, EndLine: 77}, Text: &text}
+		for _, f := range []Format{FormatAgent, FormatMarkdown} {
+			head, _, _ := strings.Cut(renderHits(f, []query.Hit{h}), "\n")
+			after := head[strings.Index(head, ":77")+3:]
+			if strings.Contains(after, c.title) != c.shown {
+				t.Errorf("%s, title %q: header %q", f, c.title, head)
+			}
+		}
+	}
+}
