@@ -235,8 +235,9 @@ func (p *packHit) grow(room int) int {
 }
 
 // trimBlank drops the lines at either end of an excerpt that show
-// nothing (blank, or only closing brackets and separators such as "}" or
-// "});"): they cost their tokens twice.
+// nothing (blank; only closing brackets and separators such as "}" or
+// "});"; an empty comment line, "//", "#", " *"): they cost their tokens
+// twice.
 func (p *packHit) trimBlank() {
 	for p.hi > p.lo && showsNothing(p.lines[p.hi]) {
 		p.hi--
@@ -246,10 +247,10 @@ func (p *packHit) trimBlank() {
 	}
 }
 
-// showsNothing reports whether line is blank or only closing brackets
-// and separators.
+// showsNothing reports whether line is blank, or only closing brackets,
+// separators and comment marks.
 func showsNothing(line string) bool {
-	return strings.Trim(line, " \t\r\n})];,") == ""
+	return strings.Trim(line, " \t\r\n})];,/#*-") == ""
 }
 
 // longLine is what a focus line may cost (both copies) before a place
@@ -307,7 +308,13 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 		if full {
 			continue
 		}
-		if cost := p.shownCost(); cost <= room {
+		cost := p.shownCost()
+		if cost > room {
+			// Another place is worth more than the rest of the units
+			// before it taken whole: show those at their focus again.
+			room += reclaim(ps[:i], cost-room)
+		}
+		if cost <= room {
 			room -= cost
 			places++
 		} else {
@@ -337,6 +344,36 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 		out[i] = *p.focused(&hits[i])
 	}
 	return out, places, est
+}
+
+// reclaim turns places taken whole back into their focus, the latest
+// first, until need tokens are freed, and returns what it freed; when
+// they cannot free that much it changes nothing and returns 0.
+func reclaim(ps []packHit, need int) int {
+	gain := func(p *packHit) int {
+		if !p.whole || p.bare || len(p.lines) == 0 || p.lo == 0 && p.hi == len(p.lines)-1 {
+			return 0
+		}
+		p.whole = false
+		g := p.wholeCost() - p.shownCost()
+		p.whole = true
+		return max(g, 0)
+	}
+	avail := 0
+	for i := range ps {
+		avail += gain(&ps[i])
+	}
+	if avail < need {
+		return 0
+	}
+	freed := 0
+	for i := len(ps) - 1; i >= 0 && freed < need; i-- {
+		if g := gain(&ps[i]); g > 0 {
+			ps[i].whole = false
+			freed += g
+		}
+	}
+	return freed
 }
 
 // packFit plans and fits in, planning again (at most twice) with the

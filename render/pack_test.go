@@ -27,7 +27,7 @@ func longHits(r *rand.Rand, n int) []query.Hit {
 				continue
 			}
 			if l == focus-1 || l == focus+1 {
-				b.WriteString("\t})\n") // a line that shows nothing
+				b.WriteString([]string{"\t})\n", "\t//\n"}[l%2]) // lines that show nothing
 				continue
 			}
 			fmt.Fprintf(&b, "\tvalue%d := compute(%d, \"filler <%d>\") & other\n", l, l*i, l)
@@ -259,5 +259,45 @@ func TestPackBarePlaces(t *testing.T) {
 				t.Errorf("%s at 20000: place %d is cut or bare", f, i)
 			}
 		}
+	}
+}
+
+// TestPackReclaimsWholePlaces: a unit taken whole goes back to its focus
+// when that makes room for one more place.
+func TestPackReclaimsWholePlaces(t *testing.T) {
+	c, err := CounterFor(DefaultCounter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := "\tneedle := match(question) // the line that matches\n\treturn needle\n"
+	hits := []query.Hit{
+		{EvidenceID: "ev_small", SourceID: "src_1", Kind: "code", Path: "a.go", File: "/w/a.go",
+			Span: query.Span{StartLine: 10, EndLine: 11}, Score: 2, Text: &small, Focus: &query.Span{StartLine: 10, EndLine: 10}},
+		longHits(rand.New(rand.NewPCG(7, 8)), 1)[0],
+	}
+	focus := func(i int) int {
+		p := newPackHit(c, &hits[i], FormatAgent, true)
+		p.whole = false
+		return p.shownCost()
+	}
+	whole := newPackHit(c, &hits[0], FormatAgent, true)
+	if whole.wholeCost() <= focus(0) {
+		t.Fatalf("the small unit costs %d whole and %d at its focus", whole.wholeCost(), focus(0))
+	}
+	if planned, _, _ := packPlan(c, FormatAgent, hits[:1], 10000); planned[0].Excerpt != nil {
+		t.Fatalf("the small unit alone is shown as %+v, want whole", planned[0].Excerpt)
+	}
+	room := focus(0) + focus(1)
+	planned, places, _ := packPlan(c, FormatAgent, hits, room)
+	if places != 2 {
+		t.Fatalf("%d places in %d tokens, want 2 (each at its focus)", places, room)
+	}
+	if planned[0].Excerpt == nil || planned[0].Excerpt.StartLine != 10 || planned[0].Excerpt.EndLine != 10 {
+		t.Fatalf("the first place is %+v, want its focus line", planned[0].Excerpt)
+	}
+	// With room for both whole and the second at its focus, the first
+	// stays whole.
+	if planned, places, _ = packPlan(c, FormatAgent, hits, whole.wholeCost()+focus(1)); places != 2 || planned[0].Excerpt != nil {
+		t.Fatalf("%d places, first %+v: want 2, the first whole", places, planned[0].Excerpt)
 	}
 }
