@@ -109,11 +109,17 @@ func FuzzExtractHTML(f *testing.F) {
 
 func FuzzExtractText(f *testing.F) {
 	addGoldenSeeds(f, func(_, text string) { f.Add(text) }, ".txt")
-	for _, s := range []string{"", "\n\n\n", "a", "a\r\nb\r\n", strings.Repeat("para graph\n\n", 400), strings.Repeat("y", 5000)} {
+	for _, s := range []string{"", "\n\n\n", "a", "a\r\nb\r\n", strings.Repeat("para graph\n\n", 400), strings.Repeat("y", 5000),
+		".. x::\n  y\n\nTitle\n=====\n\nbody\n", "===\nab\n===\n", "= Doc\n\nx\n", "#+TITLE: t\n"} {
 		f.Add(s)
 	}
+	// Each markup's title rules on the same text (the language is a
+	// setting of the extractor, not of the text).
+	languages := []string{"", "restructuredtext", "asciidoc", "org"}
 	f.Fuzz(func(t *testing.T, text string) {
-		fuzzCheck(t, textExtractor{kind: KindText}, text, true)
+		for _, lang := range languages {
+			fuzzCheck(t, textExtractor{kind: KindText, language: lang}, text, true)
+		}
 	})
 }
 

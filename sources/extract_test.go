@@ -297,6 +297,39 @@ func TestTextTitle(t *testing.T) {
 	}
 }
 
+func TestMarkupTitle(t *testing.T) {
+	rst := "restructuredtext"
+	for _, tt := range []struct{ language, text, want string }{
+		{rst, ".. currentmodule:: flask\n\nCommand Line Interface\n======================\n\nInstalling Flask installs the script.\n", "Command Line Interface"},
+		{rst, ".. _target:\n.. note::\n   An indented note\n   on two lines.\n\nApplication Setup\n-----------------\n\nText.\n", "Application Setup"},
+		{rst, "=============\n  Changelog\n=============\n\nVersion 3.1\n", "Changelog"},
+		{rst, "Title\n===\n\nshort underline\n", ""},             // an underline shorter than the title is no adornment
+		{rst, "Some text\nthat wraps.\n\nMore.\n", ""},           // no title
+		{rst, "====\nLonger than its overline\n====\n\nx\n", ""}, // overline shorter than the title
+		{"", "Plain notes\n===========\n\nbody\n", "Plain notes"},
+		{"", ".. not a directive in plain text\n\nbody\n", ""},
+		{"asciidoc", "= The Guide\nAuthor Name\n\nText.\n", "The Guide"},
+		{"org", "#+TITLE: Plans for 2027\n#+AUTHOR: x\n\n* Q1\n", "Plans for 2027"},
+	} {
+		b := newBuilder(tt.text)
+		if got := markupTitle(b.lines, tt.language); got != tt.want {
+			t.Errorf("markupTitle(%q, %q) = %q, want %q", tt.language, tt.text, got, tt.want)
+		}
+	}
+	// Through the extractor: the document's title, and the lines kept.
+	text := ".. currentmodule:: flask\n\nCommand Line Interface\n======================\n\nInstalling Flask installs the script.\n"
+	ex, err := (textExtractor{language: rst}).Extract("docs/cli.rst", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Title != "Command Line Interface" || ex.Units[0].Title != "Command Line Interface" {
+		t.Fatalf("title %q, document unit %q", ex.Title, ex.Units[0].Title)
+	}
+	if err := checkUnits(text, ex, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // windowsDone fails when the windows of a line (when the leaf before was
 // one) ended before its last non-blank byte.
 func windowsDone(lines []string, wasWindow bool, line, off int) error {

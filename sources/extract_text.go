@@ -7,7 +7,7 @@ import (
 
 const (
 	textExtractorName    = "text"
-	textExtractorVersion = "2" // 2: long lines are cut into windows; a first line standing alone titles the file
+	textExtractorVersion = "3" // 2: long lines are cut into windows; a first line standing alone titles the file; 3: a markup's title (an underlined line, "= Title", "#+TITLE:") titles it
 )
 
 // maxTextTitleBytes bounds the first line that titles a plain-text file.
@@ -40,7 +40,9 @@ func (x textExtractor) Extract(p string, text string) (Extracted, error) {
 	b := newBuilder(text)
 	title := fileTitle(p)
 	if kind == KindText {
-		if t := textTitle(b.lines); t != "" {
+		if t := markupTitle(b.lines, x.language); t != "" {
+			title = t
+		} else if t := textTitle(b.lines); t != "" {
 			title = t
 		}
 	}
@@ -86,6 +88,75 @@ func textTitle(lines []string) string {
 		}
 	}
 	return ""
+}
+
+// markupTitle is the title a prose markup gives a file before its text
+// begins: a line underlined (or over- and underlined) by one repeated
+// punctuation character at least as long, as reStructuredText writes a
+// section title and plain text often does, after reStructuredText's
+// explicit markup (".. " directives, comments and targets, with their
+// indented lines); AsciiDoc's "= Title"; Org's "#+TITLE:". "" when the
+// file begins otherwise. The lines stay in the text.
+func markupTitle(lines []string, language string) string {
+	i := 0
+	for i < len(lines) {
+		l := strings.TrimPrefix(lines[i], bom)
+		switch {
+		case isBlank(l):
+			i++
+			continue
+		case language == "restructuredtext" && strings.HasPrefix(l, ".."):
+			// Explicit markup: the line and the indented lines after it.
+			for i++; i < len(lines) && (isBlank(lines[i]) || indentWidth(lines[i]) > 0); i++ {
+			}
+			continue
+		}
+		break
+	}
+	if i >= len(lines) {
+		return ""
+	}
+	first := strings.TrimSpace(strings.TrimPrefix(lines[i], bom))
+	var t string
+	switch {
+	case language == "asciidoc" && strings.HasPrefix(first, "= "):
+		t = first[2:]
+	case language == "org" && len(first) > 8 && strings.EqualFold(first[:8], "#+title:"):
+		t = first[8:]
+	case adornment(first) > 0 && i+2 < len(lines) && adornment(strings.TrimSpace(lines[i+2])) > 0:
+		t = strings.TrimSpace(lines[i+1]) // overline, title, underline
+		if adornment(t) > 0 || len(t) > adornment(first) {
+			t = ""
+		}
+	case i+1 < len(lines) && adornment(first) == 0:
+		if n := adornment(strings.TrimSpace(lines[i+1])); n > 0 && n >= len(first) {
+			t = first
+		}
+	}
+	t = collapseSpace(strings.TrimSpace(t))
+	if len(t) > maxTextTitleBytes {
+		return ""
+	}
+	return t
+}
+
+// adornment is the length of line when it is one ASCII punctuation
+// character repeated at least three times (a title's under- or
+// overline), else 0.
+func adornment(line string) int {
+	if len(line) < 3 {
+		return 0
+	}
+	c := line[0]
+	if c > '~' || c <= ' ' || ('0' <= c && c <= '9') || ('a' <= c|0x20 && c|0x20 <= 'z') {
+		return 0
+	}
+	for i := 1; i < len(line); i++ {
+		if line[i] != c {
+			return 0
+		}
+	}
+	return len(line)
 }
 
 // fileTitle returns the base name of a path, either slash; "" for none.
