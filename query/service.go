@@ -293,8 +293,8 @@ func (s *Searcher[C]) pageCursor(p workspace.Principal, r *Ranked) func(int) *st
 }
 
 // record queues the run of an answer. A citation under a render carries
-// no hash: the run keeps the evidence's, from the ranking (hits), in the
-// answer's order.
+// no hash and no score: the run keeps the evidence's, from the ranking
+// (hits), in the answer's order.
 func (s *Searcher[C]) record(p workspace.Principal, norm QueryRequest, reqHash, render string, start time.Time, replayOf *string, hits []Hit, res QueryResult) {
 	run := Run{
 		ID: res.RunID, CreatedAt: start, Principal: p.ID, RequestHash: reqHash, Request: &norm,
@@ -303,7 +303,7 @@ func (s *Searcher[C]) record(p workspace.Principal, norm QueryRequest, reqHash, 
 		Collections: RunCollections(p, norm),
 	}
 	for i, h := range res.Hits {
-		run.Hits = append(run.Hits, RunHit{EvidenceID: h.EvidenceID, Hash: hits[i].Hash, Score: h.Score})
+		run.Hits = append(run.Hits, RunHit{EvidenceID: h.EvidenceID, Hash: hits[i].Hash, Score: hits[i].Score})
 	}
 	s.runs.Record(run)
 }

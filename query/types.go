@@ -97,7 +97,7 @@ type Hit struct {
 	// the hit is current.
 	StaleReason *string `json:"stale_reason"`
 	// Cited marks a hit that travels as a compact citation, as under a
-	// render (MarshalJSON). The other fields stay set for Go callers.
+	// render (MarshalJSON); render sets only the fields that travel.
 	Cited bool `json:"-"`
 	// Focus is the line, among those of the snippet's matches, that holds
 	// the most of the question (its distinct terms by idf); for a

@@ -282,6 +282,28 @@ func (e *searchEnv) runs(t *testing.T, out interfaces.SearchOutput) {
 	if mine == nil || mine["retained"] != false || len(mine["hits"].([]any)) != len(out.Result.Hits) {
 		t.Fatalf("run %s not listed as expected: %v", out.Result.RunID, mine)
 	}
+	// A run under a render keeps the scores and hashes of its hits, which
+	// its citations do not carry: the same as the run without a render.
+	rout := e.search(t, interfaces.SearchArgs{Request: e.q(out.Result.Request.Question), Render: "agent@1"})
+	runs, err = e.r.Discover(e.rctx, interfaces.DiscoverArgs{Request: interfaces.DiscoverRequest{Subject: "runs", Limit: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]map[string]any{}
+	for _, it := range runs.Items {
+		m := asMap(t, it)
+		byID[m["id"].(string)] = m
+	}
+	plain, rendered := byID[out.Result.RunID], byID[rout.Result.RunID]
+	if rendered == nil || len(rendered["hits"].([]any)) == 0 {
+		t.Fatalf("the run under a render is not listed: %v", rendered)
+	}
+	for i, h := range rendered["hits"].([]any) {
+		got, want := asMap(t, h), asMap(t, plain["hits"].([]any)[i])
+		if got["evidence_id"] != want["evidence_id"] || got["score"] != want["score"] || got["hash"] != want["hash"] || got["score"] == 0.0 {
+			t.Fatalf("run hit %d under a render is %v, without one %v", i, got, want)
+		}
+	}
 	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{ReplayRunID: out.Result.RunID})
 	wantCode(t, "replay without a kept body", err, workspace.CodeReplayUnavailable)
 	_, err = e.r.Search(e.rctx, interfaces.SearchArgs{ReplayRunID: "run_nope"})
