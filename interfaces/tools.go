@@ -68,7 +68,7 @@ var InspectSubjects = []string{"source", "revisions", "extractions", "channels",
 // InspectRequest asks about one source.
 type InspectRequest struct {
 	Subject        string `json:"subject" jsonschema:"source, revisions, extractions, channels, coverage, source_selections or content"`
-	SourceID       string `json:"source_id" jsonschema:"the source"`
+	SourceID       string `json:"source_id,omitempty" jsonschema:"the source (required, but with subject content when file names the file)"`
 	RevisionID     string `json:"revision_id,omitempty" jsonschema:"a revision (default: the current one)"`
 	ExtractionID   string `json:"extraction_id,omitempty" jsonschema:"an extraction, for channels"`
 	IncludeContent bool   `json:"include_content,omitempty" jsonschema:"with subject revisions: include the revision's original bytes"`
@@ -77,6 +77,7 @@ type InspectRequest struct {
 	// Path, StartLine, EndLine and Budget go with subject content: the
 	// indexed lines of one file, fitted to the budget.
 	Path      string        `json:"path,omitempty" jsonschema:"with subject content: the file, relative to the source root, as a hit's path names it"`
+	File      string        `json:"file,omitempty" jsonschema:"with subject content, instead of source_id and path: the file's absolute path, as a hit's file names it"`
 	StartLine int           `json:"start_line,omitempty" jsonschema:"with subject content: the first line (default 1)"`
 	EndLine   int           `json:"end_line,omitempty" jsonschema:"with subject content: the last line (default the file's last)"`
 	Budget    *query.Budget `json:"budget,omitempty" jsonschema:"with subject content: the token budget of the answer (default the workspace's default_max_tokens)"`

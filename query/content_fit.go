@@ -27,7 +27,7 @@ type ContentFitter interface {
 func (in *Inspector) InspectContent(ctx context.Context, p workspace.Principal, req InspectRequest, fit ContentFitter) (FileContent, error) {
 	if req.RevisionID != "" || req.ExtractionID != "" || req.IncludeContent || req.Limit != 0 {
 		return FileContent{}, workspace.Errorf(workspace.CodeInvalidArgument,
-			"subject content takes source_id, path, start_line, end_line, budget and cursor (it serves the current revision)")
+			"subject content takes source_id and path (or file), start_line, end_line, budget and cursor (it serves the current revision)")
 	}
 	if fit == nil {
 		return FileContent{}, workspace.Errorf(workspace.CodeInternal, "inspect content has no fitter")
@@ -37,6 +37,16 @@ func (in *Inspector) InspectContent(ctx context.Context, p workspace.Principal, 
 	}
 	if err := fit.Prepare(req.Budget); err != nil {
 		return FileContent{}, err
+	}
+	if req.File != "" {
+		if req.SourceID != "" || req.Path != "" {
+			return FileContent{}, workspace.Errorf(workspace.CodeInvalidArgument, "give file, or source_id and path, not both")
+		}
+		src, rel, err := in.fileOf(ctx, p, req.File)
+		if err != nil {
+			return FileContent{}, err
+		}
+		req.SourceID, req.Path = src, rel
 	}
 	fl, err := in.Content(ctx, p, ContentRequest{SourceID: req.SourceID, Path: req.Path,
 		StartLine: req.StartLine, EndLine: req.EndLine, Cursor: req.Cursor})

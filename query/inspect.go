@@ -39,6 +39,9 @@ type InspectRequest struct {
 	Path               string
 	StartLine, EndLine int
 	Budget             *Budget
+	// File names the file of subject content by its absolute path, as a
+	// hit's file does, instead of SourceID and Path (fileOf).
+	File string
 }
 
 // Inspector answers inspect: what was indexed from a source, and why.
@@ -155,8 +158,8 @@ func (in *Inspector) Inspect(ctx context.Context, p workspace.Principal, req Ins
 	if req.Subject == InspectContent {
 		return in.InspectContent(ctx, p, req, fit)
 	}
-	if req.Path != "" || req.StartLine != 0 || req.EndLine != 0 || req.Budget != nil {
-		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "path, start_line, end_line and budget go with subject content")
+	if req.Path != "" || req.File != "" || req.StartLine != 0 || req.EndLine != 0 || req.Budget != nil {
+		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "path, file, start_line, end_line and budget go with subject content")
 	}
 	if req.SourceID == "" {
 		return nil, workspace.Errorf(workspace.CodeInvalidArgument, "source_id is required")

@@ -23,7 +23,7 @@ func (s *Local) Inspect(ctx context.Context, args interfaces.InspectArgs) (inter
 	res, err := s.owner.inspector.Inspect(ctx, p, query.InspectRequest{
 		Subject: r.Subject, SourceID: r.SourceID, RevisionID: r.RevisionID, ExtractionID: r.ExtractionID,
 		IncludeContent: r.IncludeContent, Cursor: r.Cursor, Limit: r.Limit,
-		Path: r.Path, StartLine: r.StartLine, EndLine: r.EndLine, Budget: r.Budget,
+		Path: r.Path, File: r.File, StartLine: r.StartLine, EndLine: r.EndLine, Budget: r.Budget,
 	}, &render.ContentFit{MaxTokens: cfg.DefaultMaxTokens, Counter: cfg.TokenCounter})
 	if err != nil {
 		return interfaces.InspectResult{}, err

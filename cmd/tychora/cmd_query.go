@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -296,10 +297,11 @@ func inspectCommand(e *env) *cli.Command {
 		Name:  "inspect",
 		Usage: "show what was indexed from a source and why: " + strings.Join(interfaces.InspectSubjects, ", "),
 		UsageText: "tychora inspect [--revision R] [--extraction E] [--include-content] [--limit N] [--cursor C] [--json] SUBJECT SOURCE_ID\n" +
-			"tychora inspect [--budget N] [--cursor C] [--json] content SOURCE_ID PATH[:START-END]",
+			"tychora inspect [--budget N] [--cursor C] [--json] content SOURCE_ID PATH[:START-END]\n" +
+			"tychora inspect [--budget N] [--cursor C] [--json] content FILE[:START-END]",
 		Description: "Subject content prints the indexed lines of one file of the source (PATH as a\n" +
-			"hit's path names it; :START-END for a range, :START from that line on), as many\n" +
-			"as --budget holds.",
+			"hit's path names it, or FILE, the absolute path a hit's file names; :START-END\n" +
+			"for a range, :START from that line on), as many as --budget holds.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "revision", Usage: "a revision (default: the current one)"},
 			&cli.StringFlag{Name: "extraction", Usage: "an extraction, for channels"},
@@ -375,17 +377,20 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// inspectContent is `tychora inspect content SOURCE_ID PATH[:START-END]`.
+// inspectContent is `tychora inspect content SOURCE_ID PATH[:START-END]`,
+// or `tychora inspect content FILE[:START-END]` with the absolute path a
+// hit's file names.
 func inspectContent(c *cli.Context, e *env) error {
-	if c.NArg() != 3 || c.Args().Get(1) == "" {
-		return usageError("inspect content takes SOURCE_ID and PATH[:START-END]%s", seeHelp(c))
+	byFile := c.NArg() == 2 && filepath.IsAbs(c.Args().Get(1))
+	if !byFile && (c.NArg() != 3 || c.Args().Get(1) == "") {
+		return usageError("inspect content takes SOURCE_ID and PATH[:START-END], or an absolute FILE[:START-END]%s", seeHelp(c))
 	}
 	for _, f := range []string{"revision", "extraction", "include-content", "limit"} {
 		if c.IsSet(f) {
 			return usageError("inspect content serves the current revision's lines: leave out --%s", f)
 		}
 	}
-	path, start, end, err := parseFileRange(c.Args().Get(2))
+	path, start, end, err := parseFileRange(c.Args().Get(c.NArg() - 1))
 	if err != nil {
 		return err
 	}
@@ -395,6 +400,9 @@ func inspectContent(c *cli.Context, e *env) error {
 	}
 	req := interfaces.InspectRequest{Subject: query.InspectContent, SourceID: c.Args().Get(1), Path: path,
 		StartLine: start, EndLine: end, Cursor: c.String("cursor")}
+	if byFile {
+		req.SourceID, req.Path, req.File = "", "", path
+	}
 	if budget > 0 {
 		req.Budget = &query.Budget{MaxTokens: budget}
 	}

@@ -101,6 +101,17 @@ func TestInspectContentCLI(t *testing.T) {
 	if r := tychora(t, ws, "inspect", "content", src); r.code != 2 {
 		t.Fatalf("no path: %+v", r)
 	}
+	// By the absolute path a hit's file names, as under a render.
+	real, err := filepath.EvalSymlinks(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := tychora(t, ws, "inspect", "content", filepath.Join(real, "budget.go")+":2-4"); r.code != 0 || r.stdout != strings.Join(lines[1:4], "") {
+		t.Fatalf("by file: %+v", r)
+	}
+	if r := tychora(t, ws, "inspect", "content", filepath.Join(root, "elsewhere.go")); r.code == 0 || !strings.Contains(r.stderr, "NOT_FOUND") {
+		t.Fatalf("a file no source holds: %+v", r)
+	}
 	// The list view: a budget that holds some of the hits says how many it
 	// left out, never "no matches".
 	list := tychora(t, ws, "search", "--budget", "700", "budget left out")

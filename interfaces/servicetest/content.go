@@ -28,6 +28,7 @@ func testContent(t *testing.T, h Harness) {
 	ce.refused(t)
 	ce.documentEvidence(t)
 	ce.scopeAndRevoked(t)
+	ce.byFile(t)
 	ce.changed(t)
 }
 
@@ -245,6 +246,54 @@ func (ce *contentEnv) scopeAndRevoked(t *testing.T) {
 		_, err = ts.Inspect(tctx, req)
 		wantCode(t, "a revoked token", err, workspace.CodeUnauthenticated)
 	}
+}
+
+// byFile: the file a hit names under a render (a citation without
+// source_id and path) reads as source_id and path do; a relative path,
+// file beside source_id, a path no source holds and another collection's
+// file are refused.
+func (ce *contentEnv) byFile(t *testing.T) {
+	out, err := ce.r.Search(ce.rctx, interfaces.SearchArgs{Request: &query.QueryRequest{Question: "Step7 says what and why",
+		Filters: &query.Filters{Sources: []string{ce.src}}}, Render: "agent@1"})
+	if err != nil || len(out.Result.Hits) == 0 {
+		t.Fatalf("search: %v %+v", err, out.Result.Hits)
+	}
+	hit := out.Result.Hits[0]
+	if hit.File == "" || hit.SourceID != "" || hit.Path != "" {
+		t.Fatalf("a citation under a render: %+v", hit)
+	}
+	inspect := func(p interfaces.Service, ctx context.Context, req interfaces.InspectRequest) (query.FileContent, error) {
+		req.Subject = "content"
+		res, err := p.Inspect(ctx, interfaces.InspectArgs{Request: req})
+		if err != nil {
+			return query.FileContent{}, err
+		}
+		var fc query.FileContent
+		if err := json.Unmarshal(res.Result, &fc); err != nil {
+			t.Fatal(err)
+		}
+		return fc, nil
+	}
+	span := hit.Span
+	got, err := inspect(ce.r, ce.rctx, interfaces.InspectRequest{File: hit.File, StartLine: span.StartLine, EndLine: span.EndLine})
+	if err != nil {
+		t.Fatalf("content by file %s: %v", hit.File, err)
+	}
+	want, err := ce.content(t, interfaces.InspectRequest{Path: "steps.go", StartLine: span.StartLine, EndLine: span.EndLine})
+	if err != nil || got.Text != want.Text || got.Text == "" || got.File != hit.File || got.Path != "steps.go" {
+		t.Fatalf("by file %+v, by source and path %+v (%v)", got, want, err)
+	}
+	_, err = inspect(ce.r, ce.rctx, interfaces.InspectRequest{File: "content-me/steps.go"})
+	wantCode(t, "a relative file", err, workspace.CodeInvalidArgument)
+	_, err = inspect(ce.r, ce.rctx, interfaces.InspectRequest{File: hit.File, SourceID: ce.src, Path: "steps.go"})
+	wantCode(t, "file beside source_id and path", err, workspace.CodeInvalidArgument)
+	_, err = inspect(ce.r, ce.rctx, interfaces.InspectRequest{File: filepath.Join(filepath.Dir(ce.root), "elsewhere.go")})
+	wantCode(t, "a file no source holds", err, workspace.CodeNotFound)
+	_, err = inspect(ce.r, ce.rctx, interfaces.InspectRequest{File: filepath.Join(ce.root, "..", filepath.Base(ce.root)+"x", "steps.go")})
+	wantCode(t, "a sibling folder whose name starts like the root", err, workspace.CodeNotFound)
+	other, octx := ce.h.As(t, workspace.GrantRead, []string{"b"})
+	_, err = inspect(other, octx, interfaces.InspectRequest{File: hit.File})
+	wantCode(t, "another collection's file", err, workspace.CodeNotFound)
 }
 
 // changed: a file changed since indexing answers the indexed lines,
