@@ -6,11 +6,11 @@ import "encoding/json"
 // cannot show, and where the file is. The rendered header already shows
 // the file, the lines shown and the unit's span, and the text; a citation
 // keeps the id to follow (inspect, tychora://evidence/{id}), the file an
-// agent opens, the unit's span and the flags. source_id and path travel
-// only when the file's place on disk is not known. score, excerpt, kind,
-// title, heading path, revision, snippet, text and hash stay reachable
-// through inspect and tychora://evidence/{id}, and the run record keeps
-// the scores.
+// agent opens (inspect content takes it as file), the unit's span and
+// the flags. source_id and path travel only when the file's place on
+// disk is not known. score, excerpt, kind, title, heading path, revision,
+// snippet, text and hash stay reachable through inspect and
+// tychora://evidence/{id}, and the run record keeps the scores.
 type citation struct {
 	EvidenceID  string  `json:"evidence_id"`
 	SourceID    string  `json:"source_id,omitempty"`
@@ -18,8 +18,11 @@ type citation struct {
 	File        string  `json:"file,omitempty"`
 	Span        Span    `json:"span"`
 	Truncated   bool    `json:"truncated,omitempty"`
-	Stale       bool    `json:"stale"`
 	StaleReason *string `json:"stale_reason,omitempty"`
+	// Stale comes last: a citation then ends in a letter ("true",
+	// "false"), where its count splits from what follows (render's
+	// segments.go, rule C).
+	Stale bool `json:"stale"`
 }
 
 // MarshalJSON encodes h whole, or as a compact citation when h.Cited.

@@ -167,24 +167,33 @@ func hitFile(h *query.Hit) string {
 	return h.Path
 }
 
-// headingContext is the heading path, or the title when there is none
+// headingSep joins an agent@1 header's heading path: "›" travels in the
+// JSON as it is, where ">" would be "\u003e" (three more tokens).
+const headingSep = " › "
+
+// headingContext is the heading path (joined by sep), or the title when there is none
 // and it is not the file's name, which the citation shows.
-func headingContext(h *query.Hit) string {
+func headingContext(h *query.Hit, sep string) string {
 	if len(h.HeadingPath) > 0 {
-		return oneLine(strings.Join(h.HeadingPath, " > "))
+		return oneLine(strings.Join(h.HeadingPath, sep))
 	}
-	if h.Title != "" && h.Title != h.Path && h.Title != h.File && h.Title != path.Base(hitFile(h)) {
+	if h.Title != "" && h.Title != h.Path && h.Title != h.File && h.Title != baseName(hitFile(h)) {
 		return oneLine(h.Title)
 	}
 	return ""
+}
+
+// baseName is the last element of a path, either slash.
+func baseName(p string) string {
+	return p[strings.LastIndexAny(p, `/\`)+1:]
 }
 
 // contextOf is the header's context of an item: its heading context,
 // unless the first line shown already holds it (a declaration's title on
 // its own first line, a document's title as its heading), where it would
 // only say the same twice.
-func contextOf(it item) string {
-	c := headingContext(it.h)
+func contextOf(it item, sep string) string {
+	c := headingContext(it.h, sep)
 	if c == "" {
 		return ""
 	}
@@ -218,12 +227,13 @@ func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode
 // flags says what a header's lines are of their unit, and whether the
 // file changed since. agent@1 leaves out the span an excerpt is of: its
 // header's lines are the lines shown, the citation's span is the unit's,
-// and the note would cost its tokens twice in every place.
+// and the note would cost its tokens twice in every place; it says when
+// the budget cut a place short.
 func flags(f Format, it item) string {
 	var b strings.Builder
 	switch {
-	case it.h.Excerpt != nil && f == FormatAgent:
-	case it.h.Excerpt != nil:
+	case it.h.Excerpt != nil && f == FormatAgent && !it.cut:
+	case it.h.Excerpt != nil && f != FormatAgent:
 		b.WriteString(" (excerpt of " + strconv.Itoa(it.h.Span.StartLine) + "-" + strconv.Itoa(it.h.Span.EndLine) + ")")
 	case it.cut && it.text == "":
 		b.WriteString(" (lines left out by the budget)")
@@ -245,7 +255,7 @@ func markdownParts(it item) (head, tail string) {
 	var b strings.Builder
 	b.WriteString("## ")
 	b.WriteString(inlineCode(citation(it)))
-	if c := contextOf(it); c != "" {
+	if c := contextOf(it, " > "); c != "" {
 		b.WriteString(" — ")
 		b.WriteString(c)
 	}
@@ -262,13 +272,14 @@ func markdownParts(it item) (head, tail string) {
 }
 
 // agentHead: "-- path:start-end context (flags)"; the text follows as
-// is. The header spells no '<', '>' or '&', which the copy in the JSON's
-// "rendered" would spell as six characters each.
+// is. The header adds no '<', '>' or '&' of its own (headings join with
+// headingSep), which the copy in the JSON's "rendered" would spell as six
+// characters each; a heading or title that holds one keeps it.
 func agentHead(it item) string {
 	var b strings.Builder
 	b.WriteString("-- ")
 	b.WriteString(citation(it))
-	if c := contextOf(it); c != "" {
+	if c := contextOf(it, headingSep); c != "" {
 		b.WriteString(" ")
 		b.WriteString(c)
 	}
