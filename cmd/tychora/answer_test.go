@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"net/http"
 	"os"
@@ -261,6 +262,9 @@ func TestRenderedAnswerInEveryClientView(t *testing.T) {
 					if body.Rendered == nil {
 						t.Fatalf("structuredContent carries no rendered text: %s", structured)
 					}
+					if version != "2025-03-26" {
+						validateAdvertised(t, ctx, cs, "search", structured)
+					}
 					for view, seen := range views {
 						// JSON.stringify of the object shows the rendered
 						// string escaped; a model reads it as the text.
@@ -317,4 +321,41 @@ func callStatusSource(t *testing.T, ctx context.Context, cs *mcp.ClientSession) 
 		t.Fatalf("discover sources: %s", b)
 	}
 	return d.Items[0].ID
+}
+
+// validateAdvertised checks structured against the output schema the
+// server advertises for tool in tools/list, as a client that validates
+// structuredContent does.
+func validateAdvertised(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, structured json.RawMessage) {
+	t.Helper()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name != tool {
+			continue
+		}
+		b, err := json.Marshal(tl.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inst any
+		if err := json.Unmarshal(structured, &inst); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(inst); err != nil {
+			t.Errorf("%s structuredContent does not match its advertised outputSchema: %v\n%s", tool, err, structured)
+		}
+		return
+	}
+	t.Fatalf("tools/list has no %s", tool)
 }
