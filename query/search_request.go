@@ -27,9 +27,11 @@ const (
 	BudgetPageLimit = 50
 	// BudgetPlaceTokens sizes that page: one place per this many tokens of
 	// the budget (at least DefaultLimit, at most BudgetPageLimit). The
-	// smallest place an answer shows (a compact citation and one line of
-	// text, under a render twice) costs more than twice this, so the page
-	// never holds fewer places than the budget can show.
+	// smallest place an answer shows (a compact citation, its header and
+	// one line of text, the last two twice under a render) costs about
+	// this much with a short path and a one-word line, and the answer's
+	// envelope (100-160 tokens) takes its room too, so the page never
+	// holds fewer places than the budget can show.
 	BudgetPlaceTokens = 60
 	// MaxQuestionBytes bounds the question's UTF-8 size, MaxQuestionTerms
 	// the number of words (tokens) in it.
