@@ -256,7 +256,7 @@ func TestTextSeenInImages(t *testing.T) {
 		t.Fatalf("rendered search: %v %+v", err, rendered)
 	}
 	if txt := rendered.Content[0].(*mcp.TextContent).Text; !strings.Contains(txt, "error-dialog.png") ||
-		!strings.Contains(txt, "Text seen in image > tychora://assets/"+asset) || !strings.Contains(txt, "zephyrine") {
+		!strings.Contains(txt, "Text seen in image › tychora://assets/"+asset) || !strings.Contains(txt, "zephyrine") {
 		t.Fatalf("the render does not show text seen in the image:\n%s", txt)
 	}
 
