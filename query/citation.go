@@ -43,6 +43,9 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON decodes a whole hit or a citation: a hit without "score"
 // is a citation (every whole hit has one).
 func (h *Hit) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // as encoding/json leaves a value it decodes null into
+	}
 	type plain Hit
 	var probe struct {
 		Score *float64 `json:"score"`

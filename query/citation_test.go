@@ -55,6 +55,11 @@ func TestHitCitationJSON(t *testing.T) {
 			t.Errorf("%s: encodes again as\n%s\nwant\n%s", c.name, again, b)
 		}
 	}
+	var h Hit
+	h.EvidenceID = "ev_kept"
+	if err := json.Unmarshal([]byte("null"), &h); err != nil || h.EvidenceID != "ev_kept" || h.Cited {
+		t.Errorf("null decodes into %+v (%v), want the hit left as it was", h, err)
+	}
 	current := citationOf(Hit{EvidenceID: "ev_2", File: "/w/b.go", Span: Span{StartLine: 1, EndLine: 1}})
 	if b, _ := json.Marshal(current); string(b) != `{"evidence_id":"ev_2","file":"/w/b.go","span":{"start_line":1,"end_line":1},"stale":false}` {
 		t.Errorf("a current citation is %s", b)

@@ -99,8 +99,8 @@ type Hit struct {
 	// Cited marks a hit that travels as a compact citation, as under a
 	// render (MarshalJSON); render sets only the fields that travel.
 	Cited bool `json:"-"`
-	// Focus is the line, among those of the snippet's matches, that holds
-	// the most of the question (its distinct terms by idf); for a
+	// Focus is the line, among the unit's lines that hold matches, that
+	// holds the most of the question (its distinct terms by idf); for a
 	// definition the question names, the line that declares it; nil when
 	// no term matched a word of the text. It does not travel: the fitter
 	// shows this line first when the unit does not fit whole.
