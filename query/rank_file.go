@@ -468,7 +468,10 @@ func pathHasFolder(p, w string) bool {
 // first word after the declaration keywords and modifiers ("func
 // ParseIP", "type Mutex struct", "pub fn new", "class HTTPServer") and the
 // last word, which is the name in C-like titles ("static int add"). A Go
-// method's receiver is skipped ("func (m *Mutex) Lock" declares Lock).
+// method's receiver is skipped ("func (m *Mutex) Lock" declares Lock). A
+// title that begins with a keyword its name follows ("var once
+// sync.Once", "let x: Config", "class HTTPServer(BaseServer)") declares
+// only that name: its last word is a type or a base.
 func declaredNames(title string) (first, last string) {
 	t := strings.TrimSpace(title)
 	if rest, ok := strings.CutPrefix(t, "func ("); ok {
@@ -477,18 +480,34 @@ func declaredNames(title string) (first, last string) {
 		}
 	}
 	var buf []byte
+	lead := ""
 	sources.ForEachToken(t, buf, func(tok []byte, _, _ int) bool {
 		w := string(tok)
+		if lead == "" {
+			lead = w
+		}
 		if first == "" && !declModifier(w) {
 			first = w
 		}
 		last = w
 		return true
 	})
-	if declModifier(last) {
+	if declModifier(last) || nameFollows(lead) {
 		last = first
 	}
 	return first, last
+}
+
+// nameFollows reports whether a folded word is a keyword that the
+// declared name follows (after any further keywords), so that the rest
+// of the title is a type, a base or a value, not the name.
+func nameFollows(w string) bool {
+	switch w {
+	case "func", "function", "fn", "fun", "def", "class", "type", "interface", "trait", "module",
+		"defmodule", "protocol", "object", "var", "let", "val", "package", "namespace":
+		return true
+	}
+	return false
 }
 
 // declModifier reports whether a folded word is a keyword or modifier

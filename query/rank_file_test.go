@@ -200,6 +200,12 @@ func TestDeclaredNames(t *testing.T) {
 		{"static int add", "int", "add"},
 		{"export default async function handler", "handler", "handler"},
 		{"comments", "comments", "comments"},
+		{"var labelsOnce sync.Once", "labelsonce", "labelsonce"},
+		{"let config: Settings", "config", "config"},
+		{"class HTTPServer(BaseServer)", "httpserver", "httpserver"},
+		{"const int max_len", "int", "max_len"},
+		{"impl Display for Mutex", "display", "mutex"},
+		{"typedef struct node node_t", "node", "node_t"},
 		{"", "", ""},
 	} {
 		first, last := declaredNames(tt.title)
