@@ -287,37 +287,49 @@ func (q *Queue) EnqueuePaths(ctx context.Context, kind, sourceID, collection, pr
 	if kind != KindSync || len(paths) > MaxPaths {
 		paths = nil
 	}
-	// The insert yields to an active job, which may end before it is
-	// read: then the insert is tried again, and succeeds unless yet
-	// another job became active in between.
-	for attempt := 0; ; attempt++ {
-		id := uuid.NewString()
-		row := q.db.W.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at, paths)
-			VALUES(?, ?, 'queued', ?, ?, ?, ?, ?)
-			ON CONFLICT(source_id) WHERE state IN ('queued', 'running') AND selection_id IS NULL DO NOTHING
-			RETURNING `+jobColumns, id, kind, sourceID, collection, principal, stamp(time.Now()), encodePaths(paths))
-		j, err := scanJob(row)
-		if errors.Is(err, sql.ErrNoRows) {
-			j, err = q.activeFor(ctx, sourceID)
-			if errors.Is(err, sql.ErrNoRows) && attempt < enqueueAttempts {
-				continue
-			}
-			if err != nil {
-				return Job{}, false, fmt.Errorf("active job: %w", err)
-			}
-			if j.State == StateQueued && j.limited {
-				if j, err = q.widen(ctx, j, paths); err != nil {
-					return Job{}, false, err
-				}
-			}
-			return j, true, nil
-		}
-		if err != nil {
-			return Job{}, false, fmt.Errorf("enqueue: %w", err)
-		}
+	j, inserted, err := q.insertOrActive(ctx, kind, sourceID, collection, principal, paths)
+	if err != nil {
+		return Job{}, false, err
+	}
+	if inserted {
 		q.poke()
 		return j, false, nil
 	}
+	if j.State == StateQueued && j.limited {
+		if j, err = q.widen(ctx, j, paths); err != nil {
+			return Job{}, false, err
+		}
+	}
+	return j, true, nil
+}
+
+// insertOrActive inserts a queued job, or yields to the source's active
+// job and reads it, in one write transaction: the active job cannot end
+// between the insert that yields to it and its read.
+func (q *Queue) insertOrActive(ctx context.Context, kind, sourceID, collection, principal string, paths []string) (Job, bool, error) {
+	tx, err := q.db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return Job{}, false, fmt.Errorf("enqueue: %w", err)
+	}
+	defer tx.Rollback()
+	row := tx.QueryRowContext(ctx, `INSERT INTO jobs(id, kind, state, source_id, collection_id, principal, created_at, paths)
+		VALUES(?, ?, 'queued', ?, ?, ?, ?, ?)
+		ON CONFLICT(source_id) WHERE state IN ('queued', 'running') AND selection_id IS NULL DO NOTHING
+		RETURNING `+jobColumns, uuid.NewString(), kind, sourceID, collection, principal, stamp(time.Now()), encodePaths(paths))
+	j, err := scanJob(row)
+	inserted := err == nil
+	if errors.Is(err, sql.ErrNoRows) {
+		row = tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE source_id = ? AND state IN ('queued', 'running') AND selection_id IS NULL`, sourceID)
+		if j, err = scanJob(row); err != nil {
+			return Job{}, false, fmt.Errorf("active job: %w", err)
+		}
+	} else if err != nil {
+		return Job{}, false, fmt.Errorf("enqueue: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Job{}, false, fmt.Errorf("enqueue: %w", err)
+	}
+	return j, inserted, nil
 }
 
 // widen makes a queued path-limited job j also cover paths (nil: the
@@ -368,15 +380,6 @@ func encodePaths(paths []string) any {
 	}
 	b, _ := json.Marshal(paths)
 	return string(b)
-}
-
-// enqueueAttempts bounds how often Enqueue tries again when the active job
-// it yielded to ended before it could be read.
-const enqueueAttempts = 3
-
-func (q *Queue) activeFor(ctx context.Context, sourceID string) (Job, error) {
-	row := q.db.W.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE source_id = ? AND state IN ('queued', 'running') AND selection_id IS NULL`, sourceID)
-	return scanJob(row)
 }
 
 // Get returns the job with id if its collection is visible to p, else
