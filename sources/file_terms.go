@@ -133,14 +133,32 @@ func encodeTermCounts(counts map[string]*TermCounts) []byte {
 // LookupTerms reports the counts of the stems want (sorted in byte order,
 // no duplicates) in an encoded count list: fn gets each stem found, by
 // its index in want. It reports false when b is not a count list this
-// version reads (nothing is reported then).
+// version reads, or is cut before the last stem wanted (fn may have been
+// called for stems before the fault).
 func LookupTerms(b []byte, want []string, fn func(i int, c TermCounts)) bool {
+	k := 0
+	return EachTerm(b, func(stem []byte, c TermCounts) bool {
+		for k < len(want) && want[k] < string(stem) {
+			k++
+		}
+		if k < len(want) && want[k] == string(stem) {
+			fn(k, c)
+			k++
+		}
+		return k < len(want)
+	})
+}
+
+// EachTerm calls fn with every stem of an encoded count list, in byte
+// order, until fn returns false. The stem's bytes are b's own: fn must
+// copy what it keeps. It reports false when b is not a count list this
+// version reads; fn may have been called for the stems before the fault.
+func EachTerm(b []byte, fn func(stem []byte, c TermCounts) bool) bool {
 	if len(b) == 0 || b[0] != termsVersion {
 		return false
 	}
 	b = b[1:]
-	k := 0
-	for len(b) > 0 && k < len(want) {
+	for len(b) > 0 {
 		n, w := binary.Uvarint(b)
 		if w <= 0 || uint64(len(b)-w) < n {
 			return false
@@ -155,15 +173,16 @@ func LookupTerms(b []byte, want []string, fn func(i int, c TermCounts)) bool {
 			}
 			v[j], b = x, b[w:]
 		}
-		for k < len(want) && want[k] < string(stem) {
-			k++
-		}
-		if k < len(want) && want[k] == string(stem) {
-			fn(k, TermCounts{Title: uint32(v[0]), Text: uint32(v[1]), Code: uint32(v[2])})
-			k++
+		if !fn(stem, TermCounts{Title: clampCount(v[0]), Text: clampCount(v[1]), Code: clampCount(v[2])}) {
+			return true
 		}
 	}
 	return true
+}
+
+// clampCount keeps a decoded count within uint32.
+func clampCount(v uint64) uint32 {
+	return uint32(min(v, 1<<32-1))
 }
 
 // clipScan cuts s to MaxScanBytes where the scorer cuts it (at the byte:

@@ -57,6 +57,27 @@ func FuzzLookupTerms(f *testing.F) {
 		if n > 2 {
 			t.Fatalf("%d stems reported for 2 wanted", n)
 		}
+		// EachTerm reads the same list: a stem it reports in a whole list
+		// of sorted stems is one LookupTerms finds, with the same counts.
+		type stemCount struct {
+			stem string
+			c    TermCounts
+		}
+		var all []stemCount
+		ok := EachTerm(b, func(s []byte, c TermCounts) bool {
+			all = append(all, stemCount{string(s), c})
+			return true
+		})
+		for i := 1; ok && i < len(all); i++ {
+			ok = all[i-1].stem < all[i].stem
+		}
+		for i := 0; ok && i < len(all); i++ {
+			var got *TermCounts
+			LookupTerms(b, []string{all[i].stem}, func(_ int, c TermCounts) { got = &c })
+			if got == nil || *got != all[i].c {
+				t.Fatalf("stem %q: EachTerm %+v, LookupTerms %v", all[i].stem, all[i].c, got)
+			}
+		}
 	})
 }
 
