@@ -130,6 +130,16 @@ func (e *Engine) keptFileTF(ctx context.Context, tx *sql.Tx, q *preparedQuery, f
 	return nil
 }
 
+// keepFiles fills kept with the counts of files: from the file index's
+// scores fs when there are some, else read from the files table (and
+// from fs for files it lacks, which then read nothing).
+func (e *Engine) keepFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, fs *fileScores, files [][2]string, kept map[string]*keptFile) error {
+	if fs != nil {
+		fs.keep(files, kept)
+	}
+	return e.keptFileTF(ctx, tx, q, files, kept)
+}
+
 // pathTF is the weighted term frequency of each query term in a path, as
 // the scorer counts the path column.
 func (s *scorer) pathTF(p string) []float64 {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -34,6 +35,9 @@ type Engine struct {
 	stats statsCache
 	stmts stmtCache
 	names nameCache
+	// fileIdx is the file index (rank_file_index.go).
+	fileIdx fileIndexCache
+	warming sync.WaitGroup
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget
@@ -287,15 +291,33 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 	}
-	kept := map[string]*keptFile{}
-	if err := e.keptFileTF(ctx, tx, q, filesOf(cands), kept); err != nil {
-		return nil, err
-	}
+	// The file index scores every file in scope; without it (a facet
+	// filter, a workspace too large for one) the whole-file FTS5 index
+	// proposes the best files and the pool's files' counts are read.
+	var fs *fileScores
 	if !e.Exhaustive {
-		probed, err := e.probeFiles(ctx, tx, q, sf)
+		ix, err := e.fileIdx.get(ctx, e, tx, q.stats.generation)
 		if err != nil {
 			return nil, err
 		}
+		fs = ix.score(q, sf)
+	}
+	kept := map[string]*keptFile{}
+	if err := e.keepFiles(ctx, tx, q, fs, filesOf(cands), kept); err != nil {
+		return nil, err
+	}
+	if !e.Exhaustive {
+		var probed [][2]string
+		if fs != nil {
+			probed = fs.best(q, probedFiles)
+			fs.keep(probed, kept)
+		} else {
+			var err error
+			if probed, err = e.probeFiles(ctx, tx, q, sf); err != nil {
+				return nil, err
+			}
+		}
+		var err error
 		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, kept, probed, named, cands); err != nil {
 			return nil, err
 		}
@@ -305,8 +327,12 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 		// Feedback may add terms: the files' counts of those too.
+		if fs != nil {
+			ix := fs.ix
+			fs = ix.score(q, sf)
+		}
 		kept = map[string]*keptFile{}
-		if err := e.keptFileTF(ctx, tx, q, filesOf(cands), kept); err != nil {
+		if err := e.keepFiles(ctx, tx, q, fs, filesOf(cands), kept); err != nil {
 			return nil, err
 		}
 	}

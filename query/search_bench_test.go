@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -219,4 +221,45 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(goSrc.dir)
 	}
 	os.Exit(code)
+}
+
+// BenchmarkFileIndexBuild measures building the file index
+// (rank_file_index.go) whole over the index of Go's tree that
+// BenchmarkSearchGoSrc uses (TYCHORA_GOSRC_INDEX to keep it), and reports
+// its files, postings and the heap it holds (heap-MB: live heap after a
+// collection, with the index held, less before).
+//
+//	TYCHORA_GOSRC_INDEX=/tmp/gs go test -run '^$' -bench FileIndexBuild -benchtime 3x ./query/
+func BenchmarkFileIndexBuild(b *testing.B) {
+	e, _ := goSrcEngine(b)
+	ctx := context.Background()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var ix *fileIndex
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix = nil
+		tx, err := e.DB.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix, err = refreshFileIndex(ctx, e, tx, nil)
+		tx.Rollback()
+		if err != nil || ix == nil {
+			b.Fatalf("no file index: %v", err)
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	postings := 0
+	for _, ps := range ix.base.stems {
+		postings += len(ps)
+	}
+	b.ReportMetric(float64(len(ix.base.files)), "files")
+	b.ReportMetric(float64(postings), "postings")
+	b.ReportMetric(float64(len(ix.base.stems)), "stems")
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MB")
+	runtime.KeepAlive(ix)
 }

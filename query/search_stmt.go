@@ -100,6 +100,10 @@ func (c *stmtCache) close() error {
 	return first
 }
 
-// Close releases the Engine's prepared statements. Call it before closing
-// the database; searches after Close still work, unprepared.
-func (e *Engine) Close() error { return e.stmts.close() }
+// Close waits for a warm-up started by StartWarm (cancel its context
+// first) and releases the Engine's prepared statements. Call it before
+// closing the database; searches after Close still work, unprepared.
+func (e *Engine) Close() error {
+	e.warming.Wait()
+	return e.stmts.close()
+}

@@ -1,0 +1,555 @@
+package query
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"sync"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// The file index: the term counts kept with every indexed file
+// (files.terms, sources/file_terms.go), held in memory as postings per
+// stem, so that a search scores every file that holds a word of the
+// question exactly, in one pass over those words' postings, instead of
+// asking the whole-file FTS5 index for its best files (bm25() reads each
+// matching file's column sizes) and then reading the kept counts of each
+// file it ranks.
+//
+// Every file is then scored by the same fileScore the final ranking adds
+// to its units, so the best files whose units are completed
+// (completeBestFiles) are the true best of the scope, not the best of the
+// pool and a probe.
+//
+// The index follows the lexical index's generations. It is built whole at
+// the first search of a generation it has never seen; at each later
+// generation only the files whose fingerprint (extraction, content hash,
+// counts' length, role, size) changed are read again, into a delta beside
+// the base, and the base's old versions of them are marked dead. When the
+// delta holds more than 1/fileDeltaShare of the base's files, the index is
+// built whole again. An index is never changed once a search has it:
+// each generation is a new value sharing the unchanged parts.
+//
+// Stems are held as 64-bit hashes (maphash, one seed per process): two
+// stems that collide would share postings and count as one word, which
+// at a few million stems happens with a chance of about 10⁻⁶.
+
+// maxFileIndexBytes bounds the encoded counts (sum of files.terms
+// lengths) a file index is built from: Go's source tree without its
+// testdata (7,401 files) has 27 MB of them, which the index holds in 53 MB
+// of memory (BenchmarkFileIndexBuild, bench/README.md). A
+// larger workspace is searched without the index (the whole-file FTS5
+// probe, kept counts read per file).
+const maxFileIndexBytes = 64 << 20
+
+// fileDeltaShare: a delta of more than 1/fileDeltaShare of the base's files
+// rebuilds the index whole.
+const fileDeltaShare = 8
+
+// maxFilePostingsWalked bounds the postings one search walks in the file
+// index; a question whose words hold more (hundreds of very common words)
+// is ranked as without the index.
+const maxFilePostingsWalked = 4 << 20
+
+// stemSeed hashes stems for the file index.
+var stemSeed = maphash.MakeSeed()
+
+func stemHash(stem []byte) uint64 { return maphash.Bytes(stemSeed, stem) }
+
+// filePosting is one file's counts of one stem: in its units' titles,
+// texts and code terms, and in its path.
+type filePosting struct {
+	file                    int32
+	title, text, code, path uint16
+}
+
+// fileEntry is one file of the index.
+type fileEntry struct {
+	sourceID, collectionID, path string
+	role, kind, language         string
+	bytes                        int64
+	print                        string // what changes when its counts may have
+}
+
+// filePart is the base of a file index or its delta.
+type filePart struct {
+	files []fileEntry
+	byKey map[string]int32
+	stems map[uint64][]filePosting
+	// bytes is the encoded counts read into it.
+	bytes int64
+}
+
+func newFilePart() *filePart {
+	return &filePart{byKey: map[string]int32{}, stems: map[uint64][]filePosting{}}
+}
+
+// fileIndex is the file index of one generation. Immutable.
+type fileIndex struct {
+	base, delta *filePart
+	dead        []bool // base files changed or removed since the base was built
+}
+
+// fileIndexCache holds the file index of the last generation searched.
+type fileIndexCache struct {
+	mu         sync.Mutex
+	generation []byte
+	index      *fileIndex // nil with a generation set: none for it (too large)
+}
+
+// get returns the file index of generation gen, refreshing it within tx
+// when the generation changed; nil when the workspace is too large for one.
+func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []byte) (*fileIndex, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.generation != nil && bytes.Equal(c.generation, gen) {
+		return c.index, nil
+	}
+	ix, err := refreshFileIndex(ctx, e, tx, c.index)
+	if err != nil {
+		return nil, err
+	}
+	c.generation, c.index = slices.Clone(gen), ix
+	return ix, nil
+}
+
+// StartWarm builds the file index of the index's current generation in
+// the background, so that the first search of a large workspace does not
+// wait for it (a search that comes first waits for the build instead of
+// starting one). Cancel ctx to stop it; Close waits for it. A failure is
+// left to the next search, which builds the index itself.
+func (e *Engine) StartWarm(ctx context.Context) {
+	e.warming.Add(1)
+	go func() {
+		defer e.warming.Done()
+		_ = e.warm(ctx)
+	}()
+}
+
+func (e *Engine) warm(ctx context.Context) error {
+	tx, release, err := e.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	gen, _, err := readGeneration(ctx, e, tx)
+	if err != nil {
+		return err
+	}
+	_, err = e.fileIdx.get(ctx, e, tx, gen)
+	return err
+}
+
+// sqlFilePrints lists the indexed files with kept counts: what the index
+// holds of each, and its fingerprint.
+const sqlFilePrints = `SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, ''), coalesce(fi.kind, ''),
+	coalesce(fi.language, ''), coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' || length(fi.terms) ||
+	'/' || coalesce(fi.role, '') || '/' || fi.size, length(fi.terms)
+	FROM files fi JOIN sources s ON s.id = fi.source_id WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL`
+
+// sqlFileBlobs reads the kept counts of the given files (JSON pairs
+// [source_id, path]).
+const sqlFileBlobs = `SELECT f.source_id, f.path, f.terms FROM json_each(?) j
+	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
+
+// refreshFileIndex returns the index of the files tx sees: old with the
+// changed files in a new delta, or built whole; nil when too large.
+func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex) (*fileIndex, error) {
+	rows, err := e.query(ctx, tx, sqlFilePrints)
+	if err != nil {
+		return nil, fmt.Errorf("search: file index: %w", err)
+	}
+	var now []fileEntry
+	var total int64
+	for rows.Next() {
+		var f fileEntry
+		var n int64
+		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search: file index: %w", err)
+		}
+		now = append(now, f)
+		total += n
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("search: file index: %w", err)
+	}
+	if total > maxFileIndexBytes {
+		return nil, nil
+	}
+	// The files the old base holds as they are now stay; the others go to
+	// the delta.
+	var keep map[int32]bool
+	var changed []fileEntry
+	if old != nil {
+		keep = make(map[int32]bool, len(now))
+		for _, f := range now {
+			if id, ok := old.base.byKey[fileKeyOf(f.sourceID, f.path)]; ok && old.base.files[id].print == f.print {
+				keep[id] = true
+				continue
+			}
+			changed = append(changed, f)
+		}
+	}
+	if old == nil || len(changed) > len(old.base.files)/fileDeltaShare {
+		base, err := readFilePart(ctx, e, tx, now)
+		if err != nil {
+			return nil, err
+		}
+		return &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}, nil
+	}
+	delta, err := readFilePart(ctx, e, tx, changed)
+	if err != nil {
+		return nil, err
+	}
+	ix := &fileIndex{base: old.base, delta: delta, dead: make([]bool, len(old.base.files))}
+	for id := range ix.dead {
+		ix.dead[id] = !keep[int32(id)]
+	}
+	return ix, nil
+}
+
+// fileBlobBatch is how many files one read of kept counts asks for.
+const fileBlobBatch = 512
+
+// readFilePart reads the kept counts of files into a new part.
+func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry) (*filePart, error) {
+	p := newFilePart()
+	byKey := make(map[string]int, len(files))
+	for i, f := range files {
+		byKey[fileKeyOf(f.sourceID, f.path)] = i
+	}
+	var stemBuf []byte
+	for lo := 0; lo < len(files); lo += fileBlobBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+fileBlobBatch, len(files))
+		pairs := make([][2]string, 0, hi-lo)
+		for _, f := range files[lo:hi] {
+			pairs = append(pairs, [2]string{f.sourceID, f.path})
+		}
+		list, err := json.Marshal(pairs)
+		if err != nil {
+			return nil, fmt.Errorf("search: file index: %w", err)
+		}
+		rows, err := e.query(ctx, tx, sqlFileBlobs, string(list))
+		if err != nil {
+			return nil, fmt.Errorf("search: file index: %w", err)
+		}
+		for rows.Next() {
+			var src, path string
+			var blob []byte
+			if err := rows.Scan(&src, &path, &blob); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("search: file index: %w", err)
+			}
+			if i, ok := byKey[fileKeyOf(src, path)]; ok {
+				stemBuf = p.add(files[i], blob, stemBuf)
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("search: file index: %w", err)
+		}
+	}
+	p.pack()
+	return p, nil
+}
+
+// add adds one file and its encoded counts to the part. A list this
+// version cannot read adds the file without counts.
+func (p *filePart) add(f fileEntry, blob []byte, buf []byte) []byte {
+	id := int32(len(p.files))
+	p.files = append(p.files, f)
+	p.byKey[fileKeyOf(f.sourceID, f.path)] = id
+	p.bytes += int64(len(blob))
+	// The path's stems, counted as the scorer counts the path column.
+	pathCounts := map[uint64]uint16{}
+	buf = sources.ForEachToken(f.path, buf, func(tok []byte, _, _ int) bool {
+		h := stemHash(sources.PorterStem(tok))
+		pathCounts[h] = sat16(uint32(pathCounts[h]) + 1)
+		return true
+	})
+	var added []uint64
+	ok := sources.EachTerm(blob, func(stem []byte, c sources.TermCounts) bool {
+		h := stemHash(stem)
+		fp := filePosting{file: id, title: sat16(c.Title), text: sat16(c.Text), code: sat16(c.Code)}
+		if n, ok := pathCounts[h]; ok {
+			fp.path = n
+			delete(pathCounts, h)
+		}
+		p.stems[h] = append(p.stems[h], fp)
+		added = append(added, h)
+		return true
+	})
+	if !ok {
+		// Take back what a list cut short added: the file keeps its path.
+		for _, h := range added {
+			ps := p.stems[h]
+			p.stems[h] = ps[:len(ps)-1]
+		}
+	}
+	for h, n := range pathCounts {
+		p.stems[h] = append(p.stems[h], filePosting{file: id, path: n})
+	}
+	return buf
+}
+
+// pack moves every stem's postings into one array of their exact size.
+func (p *filePart) pack() {
+	n := 0
+	for _, ps := range p.stems {
+		n += len(ps)
+	}
+	all := make([]filePosting, 0, n)
+	for h, ps := range p.stems {
+		if len(ps) == 0 {
+			delete(p.stems, h)
+			continue
+		}
+		start := len(all)
+		all = append(all, ps...)
+		p.stems[h] = all[start:len(all):len(all)]
+	}
+}
+
+func sat16(n uint32) uint16 { return uint16(min(n, 1<<16-1)) }
+
+// fileRef is a file of an index: its part's index with the delta's after
+// the base's.
+type fileRef = int32
+
+// entry returns the file ref refers to.
+func (ix *fileIndex) entry(ref fileRef) *fileEntry {
+	if n := int32(len(ix.base.files)); ref >= n {
+		return &ix.delta.files[ref-n]
+	}
+	return &ix.base.files[ref]
+}
+
+// lookup returns the ref of a live file.
+func (ix *fileIndex) lookup(key string) (fileRef, bool) {
+	if id, ok := ix.delta.byKey[key]; ok {
+		return int32(len(ix.base.files)) + id, true
+	}
+	if id, ok := ix.base.byKey[key]; ok && !ix.dead[id] {
+		return id, true
+	}
+	return 0, false
+}
+
+// fileScores are the files of a scope that hold a word of a question,
+// with their weighted term frequencies.
+type fileScores struct {
+	ix    *fileIndex
+	nt    int
+	refs  []fileRef
+	tf    []float64 // [row*nt + term], weighted by column as keptFileTF weighs
+	path  []float64 // [row*nt + term], as scorer.pathTF counts the path
+	slots []int32   // ref → row+1; 0: the file holds no word of the question
+}
+
+// fileIndexable reports whether the file index can apply the filter:
+// every filter but facets.
+func (sf *scopeFilter) fileIndexable() bool { return len(sf.facets) == 0 }
+
+// holdsFile reports whether the file is in the scope; keys is the set of
+// pathKeys (nil: no path filter).
+func (sf *scopeFilter) holdsFile(f *fileEntry, keys map[string]bool) bool {
+	switch {
+	case sf.collections != nil && !slices.Contains(sf.collections, f.collectionID),
+		len(sf.sources) > 0 && !slices.Contains(sf.sources, f.sourceID),
+		len(sf.kinds) > 0 && !slices.Contains(sf.kinds, f.kind),
+		len(sf.languages) > 0 && !slices.Contains(sf.languages, f.language),
+		len(sf.roles) > 0 && !slices.Contains(sf.roles, f.role),
+		len(sf.exclude) > 0 && slices.Contains(sf.exclude, f.role),
+		keys != nil && !keys[fileKeyOf(f.sourceID, f.path)]:
+		return false
+	}
+	return true
+}
+
+// score gathers the files in scope that hold a term of q; nil when the
+// index cannot serve the search (a facet filter, too many postings).
+func (ix *fileIndex) score(q *preparedQuery, sf *scopeFilter) *fileScores {
+	if ix == nil || !sf.fileIndexable() {
+		return nil
+	}
+	nt := len(q.terms)
+	// Each stem once: the terms it weighs (as keptFileTF credits them) and
+	// the term the path credits (the matcher's first).
+	type stemTerms struct {
+		stem  string
+		terms []int
+		path  int
+	}
+	var stems []stemTerms
+	at := map[string]int{}
+	for t, st := range q.terms {
+		if st.weight <= 0 && !st.phrase {
+			continue
+		}
+		i, ok := at[st.stem]
+		if !ok {
+			i = len(stems)
+			at[st.stem] = i
+			stems = append(stems, stemTerms{stem: st.stem, path: t})
+		}
+		if st.weight > 0 {
+			stems[i].terms = append(stems[i].terms, t)
+		}
+	}
+	walked := 0
+	lists := make([][2][]filePosting, len(stems))
+	for i, s := range stems {
+		h := stemHash([]byte(s.stem))
+		lists[i] = [2][]filePosting{ix.base.stems[h], ix.delta.stems[h]}
+		walked += len(lists[i][0]) + len(lists[i][1])
+	}
+	if walked > maxFilePostingsWalked {
+		return nil
+	}
+	var keys map[string]bool
+	if sf.pathKeys != nil {
+		keys = make(map[string]bool, len(sf.pathKeys))
+		for _, k := range sf.pathKeys {
+			keys[k] = true
+		}
+	}
+	nb := int32(len(ix.base.files))
+	fs := &fileScores{ix: ix, nt: nt, slots: make([]int32, int(nb)+len(ix.delta.files))}
+	// inScope caches the scope test: 1 in, -1 out.
+	inScope := make([]int8, len(fs.slots))
+	w := &q.prof.fields
+	for i, s := range stems {
+		for part, ps := range lists[i] {
+			off := int32(0)
+			if part == 1 {
+				off = nb
+			}
+			for _, p := range ps {
+				ref := off + p.file
+				if part == 0 && ix.dead[p.file] {
+					continue
+				}
+				switch inScope[ref] {
+				case 0:
+					inScope[ref] = -1
+					if sf.holdsFile(ix.entry(ref), keys) {
+						inScope[ref] = 1
+					}
+					if inScope[ref] < 0 {
+						continue
+					}
+				case -1:
+					continue
+				}
+				row := fs.slots[ref] - 1
+				if row < 0 {
+					row = int32(len(fs.refs))
+					fs.slots[ref] = row + 1
+					fs.refs = append(fs.refs, ref)
+					fs.tf = append(fs.tf, make([]float64, nt)...)
+					fs.path = append(fs.path, make([]float64, nt)...)
+				}
+				x := w[fieldTitle].weight*float64(p.title) + w[fieldBody].weight*float64(p.text) + w[fieldCode].weight*float64(p.code)
+				base := int(row) * nt
+				for _, t := range s.terms {
+					fs.tf[base+t] = x
+				}
+				if p.path > 0 {
+					fs.path[base+s.path] = w[fieldPath].weight * float64(p.path)
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// keep fills kept with the counts of the given files that hold a word of
+// the question (those that hold none are absent, as keptFileTF leaves
+// them).
+func (fs *fileScores) keep(files [][2]string, kept map[string]*keptFile) {
+	for _, f := range files {
+		k := fileKeyOf(f[0], f[1])
+		if _, ok := kept[k]; ok {
+			continue
+		}
+		ref, ok := fs.ix.lookup(k)
+		if !ok {
+			continue
+		}
+		e := fs.ix.entry(ref)
+		kf := &keptFile{tf: make([]float64, fs.nt), bytes: e.bytes, role: e.role}
+		if row := fs.slots[ref] - 1; row >= 0 {
+			copy(kf.tf, fs.tf[int(row)*fs.nt:])
+		}
+		kept[k] = kf
+	}
+}
+
+// best lists the n files of the best whole-file score (fileScore times the
+// role prior, as completeBestFiles orders them, ties by key), best first.
+func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
+	type scored struct {
+		key   string
+		ref   fileRef
+		score float64
+	}
+	// worse orders a below b: lower score, or the same score and a later
+	// key.
+	worse := func(a, b *scored) bool {
+		return a.score < b.score || a.score == b.score && a.key > b.key
+	}
+	top := make([]scored, 0, n)
+	w := -1 // the worst of top once it is full
+	for row, ref := range fs.refs {
+		e := fs.ix.entry(ref)
+		s := q.fileScore(fs.tf[row*fs.nt:(row+1)*fs.nt], fs.path[row*fs.nt:(row+1)*fs.nt], e.bytes)
+		if p, ok := rolePriors[e.role]; ok && len(q.asked) == 0 {
+			s *= p
+		}
+		if s <= 0 || w >= 0 && s < top[w].score {
+			continue
+		}
+		c := scored{fileKeyOf(e.sourceID, e.path), ref, s}
+		switch {
+		case len(top) < n:
+			top = append(top, c)
+		case worse(&top[w], &c):
+			top[w] = c
+		default:
+			continue
+		}
+		if len(top) == n {
+			w = 0
+			for i := range top {
+				if worse(&top[i], &top[w]) {
+					w = i
+				}
+			}
+		}
+	}
+	slices.SortFunc(top, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	out := make([][2]string, len(top))
+	for i, t := range top {
+		e := fs.ix.entry(t.ref)
+		out[i] = [2]string{e.sourceID, e.path}
+	}
+	return out
+}

@@ -1,0 +1,263 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// fileIndexTree is a small tree for the file index: definitions, tests,
+// docs and plain text, with words in paths and in titles.
+func fileIndexTree() map[string]string {
+	tree := map[string]string{
+		"notes/README.md":       "# Parsing addresses\n\nParseIP parses addresses; parsing an address twice parses it again.\n\n## Zones\n\nA zone follows the address.\n",
+		"notes/plain.txt":       "Address book\n\nThe addresses of the readers, parsed by hand.\n",
+		"zone/zone.go":          "package zone\n\n// Zone names the zone of an address.\ntype Zone string\n",
+		"address/parse_test.go": "package address\n\nfunc TestParse(t *testing.T) { parse(\"zone\") }\n",
+	}
+	for k, v := range definitionTree {
+		tree[k] = v
+	}
+	return tree
+}
+
+// indexedQuery prepares question within a new read transaction of env,
+// and returns the file index of its generation.
+func indexedQuery(t *testing.T, env *searchEnv, question string) (*preparedQuery, *fileIndex, func()) {
+	q, ix, _, release := indexedQueryTx(t, env, question)
+	return q, ix, release
+}
+
+func indexedQueryTx(t *testing.T, env *searchEnv, question string) (*preparedQuery, *fileIndex, *sql.Tx, func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, release, err := env.engine.begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq := parseQuestion(question)
+	prof, _ := profileByName(DefaultProfile)
+	q, err := env.engine.prepareQuery(ctx, tx, prof, &pq, &scopeFilter{})
+	if err != nil {
+		release()
+		t.Fatal(err)
+	}
+	ix, err := env.engine.fileIdx.get(ctx, env.engine, tx, q.stats.generation)
+	if err != nil || ix == nil {
+		release()
+		t.Fatalf("no file index: %v", err)
+	}
+	return q, ix, tx, release
+}
+
+// The file index gives every file the counts keptFileTF reads and the
+// path counts the scorer makes, and its best files are the files of the
+// best fileScore times role prior, computed the slow way over every file.
+func TestFileIndexMatchesKeptCounts(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := fileIndexTree()
+	src := env.folder("go", "default", tree)
+	ctx := context.Background()
+	for _, question := range []string{"ParseIP parse address", "mutex lock state", "read request readers", "zone", "tests for parse"} {
+		q, ix, tx, release := indexedQueryTx(t, env, question)
+		q.asked = rolesAsked(q.pq, nil)
+		fs := ix.score(q, &scopeFilter{})
+		if fs == nil {
+			release()
+			t.Fatalf("%q: the index refused the search", question)
+		}
+		var pairs [][2]string
+		for p := range tree {
+			pairs = append(pairs, [2]string{src, p})
+		}
+		slowKept := map[string]*keptFile{}
+		err := env.engine.keptFileTF(ctx, tx, q, pairs, slowKept)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fastKept := map[string]*keptFile{}
+		fs.keep(pairs, fastKept)
+		if len(fastKept) != len(tree) || len(slowKept) != len(tree) {
+			t.Fatalf("%q: counts for %d files from the index, %d from the table, want %d", question, len(fastKept), len(slowKept), len(tree))
+		}
+		sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
+		type scored struct {
+			path  string
+			score float64
+		}
+		var all []scored
+		matched := 0
+		for _, f := range pairs {
+			k := fileKeyOf(f[0], f[1])
+			slow, fast := slowKept[k], fastKept[k]
+			if slow.bytes != fast.bytes || slow.role != fast.role {
+				t.Errorf("%q: %s: index has %d bytes, role %q; table %d, %q", question, f[1], fast.bytes, fast.role, slow.bytes, slow.role)
+			}
+			for i := range q.terms {
+				if q.terms[i].weight > 0 && math.Abs(slow.tf[i]-fast.tf[i]) > 1e-9 {
+					t.Errorf("%q: %s term %q: index %.3f, table %.3f", question, f[1], q.terms[i].stem, fast.tf[i], slow.tf[i])
+				}
+			}
+			pathTF := sc.pathTF(f[1])
+			ref, _ := ix.lookup(k)
+			if row := fs.slots[ref] - 1; row >= 0 {
+				matched++
+				for i := range q.terms {
+					if q.terms[i].weight > 0 && math.Abs(pathTF[i]-fs.path[int(row)*fs.nt+i]) > 1e-9 {
+						t.Errorf("%q: %s path term %q: index %.3f, scorer %.3f", question, f[1], q.terms[i].stem, fs.path[int(row)*fs.nt+i], pathTF[i])
+					}
+				}
+			}
+			s := q.fileScore(slow.tf, pathTF, slow.bytes)
+			if p, ok := rolePriors[slow.role]; ok && len(q.asked) == 0 {
+				s *= p
+			}
+			if s > 0 {
+				all = append(all, scored{f[1], s})
+			}
+		}
+		if matched == 0 {
+			t.Fatalf("%q: no file holds a word: the test checks nothing", question)
+		}
+		slices.SortFunc(all, func(a, b scored) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			return cmp.Compare(fileKeyOf(src, a.path), fileKeyOf(src, b.path))
+		})
+		best := fs.best(q, 4)
+		if len(best) != min(4, len(all)) {
+			t.Fatalf("%q: %d best files, want %d", question, len(best), min(4, len(all)))
+		}
+		for i, b := range best {
+			if b[1] != all[i].path {
+				t.Errorf("%q: best file %d is %s, want %s (%v)", question, i, b[1], all[i].path, all[:len(best)])
+			}
+		}
+	}
+}
+
+// A sync that changes, adds and deletes files gives the next generation
+// an index with the new counts: a delta beside the same base, the old
+// versions dead. Changing most files builds it whole again.
+func TestFileIndexFollowsSyncs(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := fileIndexTree()
+	// Enough files that two changed ones are a delta (fileDeltaShare).
+	for i := range 3 * fileDeltaShare {
+		tree[fmt.Sprintf("filler/f%02d.go", i)] = fmt.Sprintf("package filler\n\n// F%d fills.\nvar F%d = %d\n", i, i, i)
+	}
+	src := env.folder("go", "default", tree)
+	ctx := context.Background()
+	sync := func() {
+		t.Helper()
+		if _, err := env.ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bestOf := func(question string) (*fileIndex, []string) {
+		t.Helper()
+		q, ix, release := indexedQuery(t, env, question)
+		defer release()
+		fs := ix.score(q, &scopeFilter{})
+		var out []string
+		for _, b := range fs.best(q, 20) {
+			out = append(out, b[1])
+		}
+		return ix, out
+	}
+	first, got := bestOf("mutex quokka")
+	if !slices.Contains(got, "sync/mutex.go") || slices.Contains(got, "zone/zone.go") {
+		t.Fatalf("before the change: %v", got)
+	}
+	env.write("go/zone/zone.go", "package zone\n\n// Zone keeps a quokka behind a mutex.\ntype Zone struct{ mu Mutex }\n")
+	env.write("go/added/quokka.go", "package added\n\n// Quokka is new.\nvar Quokka = 1\n")
+	if err := os.Remove(filepath.Join(env.root, "go", "sync", "mutex.go")); err != nil {
+		t.Fatal(err)
+	}
+	sync()
+	second, got := bestOf("mutex quokka")
+	for _, want := range []string{"zone/zone.go", "added/quokka.go"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("after the change %s is not among the files: %v", want, got)
+		}
+	}
+	if slices.Contains(got, "sync/mutex.go") {
+		t.Errorf("a deleted file is still scored: %v", got)
+	}
+	if second.base != first.base || len(second.delta.files) != 2 {
+		t.Errorf("the change rebuilt the index (delta of %d files, same base %v), want a delta of 2", len(second.delta.files), second.base == first.base)
+	}
+	// The old version of zone.go counted "zone" in its path and its text,
+	// never "quokka": only the new one may.
+	_, got = bestOf("quokka")
+	if len(got) != 2 {
+		t.Errorf("quokka: %v, want the two files that hold it", got)
+	}
+	for p := range tree {
+		if p != "sync/mutex.go" {
+			env.write("go/"+p, tree[p]+"\n// rewritten\n")
+		}
+	}
+	sync()
+	third, _ := bestOf("rewritten")
+	if third.base == first.base || len(third.delta.files) != 0 || slices.Contains(third.dead, true) {
+		t.Errorf("rewriting every file kept the old base (delta %d files)", len(third.delta.files))
+	}
+}
+
+// The index applies the scope: collections, roles left out, path globs;
+// it does not serve a facet filter.
+func TestFileIndexScope(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("a", "a", map[string]string{"mutex.go": "package a\n\n// Mutex locks.\ntype Mutex struct{}\n", "mutex_test.go": "package a\n\nfunc TestMutex(t *testing.T) { var m Mutex; m.Lock() }\n"})
+	env.folder("b", "b", map[string]string{"lock.go": "package b\n\n// Lock a mutex.\nfunc Lock(m *Mutex) {}\n"})
+	q, ix, release := indexedQuery(t, env, "mutex lock")
+	defer release()
+	best := func(sf *scopeFilter) []string {
+		t.Helper()
+		fs := ix.score(q, sf)
+		if fs == nil {
+			t.Fatal("the index refused a filter it applies")
+		}
+		var out []string
+		for _, b := range fs.best(q, 10) {
+			out = append(out, b[1])
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := best(&scopeFilter{}); !slices.Equal(got, []string{"lock.go", "mutex.go", "mutex_test.go"}) {
+		t.Errorf("no filter: %v", got)
+	}
+	if got := best(&scopeFilter{collections: []string{"b"}}); !slices.Equal(got, []string{"lock.go"}) {
+		t.Errorf("collection b: %v", got)
+	}
+	if got := best(&scopeFilter{exclude: []string{"test"}}); !slices.Equal(got, []string{"lock.go", "mutex.go"}) {
+		t.Errorf("tests left out: %v", got)
+	}
+	if got := best(&scopeFilter{roles: []string{"test"}}); !slices.Equal(got, []string{"mutex_test.go"}) {
+		t.Errorf("tests only: %v", got)
+	}
+	var lock string
+	for _, f := range ix.base.files {
+		if f.path == "lock.go" {
+			lock = fileKeyOf(f.sourceID, f.path)
+		}
+	}
+	if got := best(&scopeFilter{pathKeys: []string{lock}}); !slices.Equal(got, []string{"lock.go"}) {
+		t.Errorf("one path: %v", got)
+	}
+	if ix.score(q, &scopeFilter{facets: map[string]string{"x": "y"}}) != nil {
+		t.Error("the index served a facet filter")
+	}
+}
