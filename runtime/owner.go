@@ -301,6 +301,7 @@ func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
+	own.engine.StartWarm(own.life)
 	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
 		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log})
 	own.memo = render.NewMemo(searchMemoBytes)
