@@ -203,7 +203,7 @@ func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 // fileScore of their kept terms, times their role prior), of the pool's
 // and of probed, that match the question and are not in it yet; done
 // lists files whose units were read whole already (the named files).
-func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, kept map[string]*keptFile, probed, done [][2]string, cands []*candidate) ([]*candidate, error) {
+func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, fs *fileScores, kept map[string]*keptFile, probed, done [][2]string, cands []*candidate) ([]*candidate, error) {
 	if len(q.clauses) == 0 {
 		return cands, nil
 	}
@@ -242,9 +242,14 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	if len(files) == 0 {
 		return cands, nil
 	}
-	ranges, err := e.fileRanges(ctx, tx, files)
-	if err != nil {
-		return nil, err
+	var ranges [][2]int64
+	if fs != nil {
+		ranges = fs.ranges(files)
+	} else {
+		var err error
+		if ranges, err = e.fileRanges(ctx, tx, files); err != nil {
+			return nil, err
+		}
 	}
 	from, where, fargs := sf.ftsFrom()
 	// One statement for every file: its text is the same for each.

@@ -75,6 +75,9 @@ type fileEntry struct {
 	role, kind, language         string
 	bytes                        int64
 	print                        string // what changes when its counts may have
+	// first and last are the range of rows (evidence seq) of its units;
+	// 0, 0 when it has none.
+	first, last int64
 }
 
 // filePart is the base of a file index or its delta.
@@ -148,10 +151,16 @@ func (e *Engine) warm(ctx context.Context) error {
 
 // sqlFilePrints lists the indexed files with kept counts: what the index
 // holds of each, and its fingerprint.
-const sqlFilePrints = `SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, ''), coalesce(fi.kind, ''),
-	coalesce(fi.language, ''), coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' || length(fi.terms) ||
-	'/' || coalesce(fi.role, '') || '/' || fi.size, length(fi.terms)
-	FROM files fi JOIN sources s ON s.id = fi.source_id WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL`
+// The range of its units' rows is part of the fingerprint: units
+// written again move it.
+const sqlFilePrints = `SELECT source_id, collection_id, path, size, role, kind, language,
+	print || '/' || lo || '/' || hi, n, lo, hi FROM (
+	SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, '') AS role, coalesce(fi.kind, '') AS kind,
+	coalesce(fi.language, '') AS language, coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' ||
+	length(fi.terms) || '/' || coalesce(fi.role, '') || '/' || fi.size AS print, length(fi.terms) AS n,
+	coalesce((SELECT min(e.seq) FROM evidence e WHERE e.source_id = fi.source_id AND e.path = fi.path), 0) AS lo,
+	coalesce((SELECT max(e.seq) FROM evidence e WHERE e.source_id = fi.source_id AND e.path = fi.path), 0) AS hi
+	FROM files fi JOIN sources s ON s.id = fi.source_id WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL)`
 
 // sqlFileBlobs reads the kept counts of the given files (JSON pairs
 // [source_id, path]).
@@ -170,7 +179,7 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 	for rows.Next() {
 		var f fileEntry
 		var n int64
-		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n); err != nil {
+		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n, &f.first, &f.last); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search: file index: %w", err)
 		}
@@ -550,6 +559,23 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 	for i, t := range top {
 		e := fs.ix.entry(t.ref)
 		out[i] = [2]string{e.sourceID, e.path}
+	}
+	return out
+}
+
+// ranges gives the range of rows of each file's units, in the files'
+// order, as fileRanges reads them: a file the index lacks or with no
+// unit has none.
+func (fs *fileScores) ranges(files []bestFile) [][2]int64 {
+	var out [][2]int64
+	for _, f := range files {
+		ref, ok := fs.ix.lookup(f.key)
+		if !ok {
+			continue
+		}
+		if e := fs.ix.entry(ref); e.last > 0 {
+			out = append(out, [2]int64{e.first, e.last})
+		}
 	}
 	return out
 }

@@ -80,9 +80,21 @@ func TestFileIndexMatchesKeptCounts(t *testing.T) {
 		}
 		slowKept := map[string]*keptFile{}
 		err := env.engine.keptFileTF(ctx, tx, q, pairs, slowKept)
+		var files []bestFile
+		for _, f := range pairs {
+			files = append(files, bestFile{key: fileKeyOf(f[0], f[1]), src: f[0], path: f[1]})
+		}
+		var slowRanges [][2]int64
+		if err == nil {
+			slowRanges, err = env.engine.fileRanges(ctx, tx, files)
+		}
 		release()
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The ranges of rows of the files' units, kept with the index.
+		if fast := fs.ranges(files); len(fast) != len(tree) || !slices.Equal(fast, slowRanges) {
+			t.Errorf("%q: ranges from the index %v, from the table %v", question, fast, slowRanges)
 		}
 		fastKept := map[string]*keptFile{}
 		fs.keep(pairs, fastKept)
@@ -210,6 +222,20 @@ func TestFileIndexFollowsSyncs(t *testing.T) {
 	}
 	sync()
 	third, _ := bestOf("rewritten")
+	// Units written again have new rows: the index's ranges follow them.
+	q, ix, tx, release := indexedQueryTx(t, env, "rewritten")
+	var files []bestFile
+	for _, f := range ix.base.files {
+		files = append(files, bestFile{key: fileKeyOf(f.sourceID, f.path), src: f.sourceID, path: f.path})
+	}
+	want, err := env.engine.fileRanges(ctx, tx, files)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.score(q, &scopeFilter{}).ranges(files); !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("after the rewrite the index's ranges are %v, the table's %v", got, want)
+	}
 	if third.base == first.base || len(third.delta.files) != 0 || slices.Contains(third.dead, true) {
 		t.Errorf("rewriting every file kept the old base (delta %d files)", len(third.delta.files))
 	}

@@ -318,7 +318,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			}
 		}
 		var err error
-		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, kept, probed, named, cands); err != nil {
+		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, fs, kept, probed, named, cands); err != nil {
 			return nil, err
 		}
 	}
