@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "2" // 2: long lines are cut into windows
+	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.
@@ -596,15 +596,28 @@ func (c *codeScan) splitContainer(st stmt, depth int, path []string, title strin
 	}
 	members[len(members)-1].to = st.to
 	header := open + 1
-	if m := members[0]; len(members) > 1 && m.decl >= 0 && m.decl == m.lastCode && m.from == m.decl {
-		if t := strings.TrimSpace(c.lines[m.decl]); t != "" && (t[0] == '"' || t[0] == '\'') {
-			header, members = m.to, members[1:] // a docstring stays with its class
-		}
+	if m := members[0]; len(members) > 1 && m.decl >= 0 && m.from == m.decl &&
+		(m.decl == m.lastCode || c.lang.fam == famIndent) && startsString(c.lines[m.decl]) {
+		// A docstring stays with its class, also one of several lines
+		// (an indented language's statement that begins with a string is
+		// that string).
+		header, members = m.to, members[1:]
 	}
 	hp := appendPath(path, title)
 	c.b.section(title, hp, st.from, header, func(i int) int { return c.score(i, depth) }, func(int, int) string { return ChannelCode })
 	c.build(members, mdepth, hp, level+1)
 	return true
+}
+
+// startsString reports whether a line's code begins with a string
+// literal, with any of Python's prefixes (r"""…, b'…').
+func startsString(line string) bool {
+	t := strings.TrimSpace(line)
+	i := 0
+	for i < len(t) && i < 2 && strings.IndexByte("rRuUbBfF", t[i]) >= 0 {
+		i++
+	}
+	return i < len(t) && (t[i] == '"' || t[i] == '\'')
 }
 
 func contains(list []string, w string) bool {

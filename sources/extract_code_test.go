@@ -143,6 +143,19 @@ func TestCodeSplitsLargeContainers(t *testing.T) {
 			t.Errorf("%s: last member ends at %d, want %d (the closing line)", lang, last.End, end)
 		}
 	}
+	// A docstring of several lines stays with its class, also with a
+	// prefix: the header section is the class line and the docstring.
+	for _, quote := range []string{`"""`, `r"""`} {
+		in := strings.Replace(bigClass(LangPython, 40), `"""Doc."""`, quote+"Doc of Big.\n\n    More about it.\n    \"\"\"", 1)
+		ex, _ := newCodeExtractor(LangPython).Extract("f", in)
+		if err := checkUnits(in, ex, true); err != nil {
+			t.Fatal(err)
+		}
+		secs := sectionsOf(ex)
+		if len(secs) != 42 || !strings.HasPrefix(secs[0].Title, "class Big") || secs[0].Start != 1 || secs[0].End < 5 || strings.Contains(secs[1].Title, "Doc") {
+			t.Errorf("python docstring of several lines (%s): %d sections, first %+v, second %q", quote, len(secs), secs[0], secs[1].Title)
+		}
+	}
 	// A small class stays whole.
 	in := bigClass(LangJava, 2)
 	ex, _ := newCodeExtractor(LangJava).Extract("f", in)
