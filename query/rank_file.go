@@ -391,11 +391,17 @@ func holdsWord(text, w string) bool {
 	return found
 }
 
-// ownedBy reports whether the candidate is a member of the type named
-// typ (folded): a Go method whose receiver is of that type ("func (b
+// ownedBy reports whether the candidate is a member of the type (or
+// object) named typ (folded): a title that names both ("res.sendFile",
+// "Foo::bar"), a Go method whose receiver is of that type ("func (b
 // *Buffer) WriteString"), or a unit under a heading that declares it (a
 // method inside "class Buffer" or "impl Buffer").
 func ownedBy(c *candidate, typ string) bool {
+	if first, last := declaredNames(c.title); first == typ && last != first {
+		// A title that qualifies the name itself: "res.sendFile" (res.sendFile
+		// = function …), "Foo::bar", "Buffer.write".
+		return true
+	}
 	if rest, ok := strings.CutPrefix(strings.TrimSpace(c.title), "func ("); ok {
 		if i := strings.IndexByte(rest, ')'); i >= 0 && strings.EqualFold(receiverType(rest[:i]), typ) {
 			return true

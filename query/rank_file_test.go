@@ -516,3 +516,22 @@ func TestReceiverType(t *testing.T) {
 		}
 	}
 }
+
+// A title that qualifies the name itself (res.sendFile = function …)
+// defines the qualified name as fully as a method under its class.
+func TestTitleQualifiedDefinition(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("e", "default", map[string]string{
+		"lib/response.js": "var res = module.exports = {};\n\n" +
+			"/** Transfer the file at the given path, as an attachment: sendFile with a disposition. */\nres.download = function download(path) {\n  this.sendFile(path, { headers: { 'Content-Disposition': 'attachment' } });\n  return this.sendFile(path);\n};\n\n" +
+			"/** Transfer the file at the given path. */\nres.sendFile = function sendFile(path, options) {\n  send(this.req, path, options).pipe(this);\n};\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "res.sendFile"})
+	if len(res.Hits) == 0 || res.Hits[0].Title != "res.sendFile" {
+		var titles []string
+		for _, h := range res.Hits {
+			titles = append(titles, h.Title)
+		}
+		t.Errorf("first hit %v, want the unit titled res.sendFile", titles)
+	}
+}
