@@ -112,6 +112,66 @@ var platformWords = map[string]bool{
 	"riscv64": true, "loong64": true, "sparc64": true,
 }
 
+// changelogPrior scales a unit of a change log (CHANGELOG.md,
+// HISTORY.rst, CHANGES, NEWS, a whatsnew folder) when the question does
+// not ask about releases: a change log names every feature in a line or
+// two, and is the answer to when something changed, not to where or how
+// it is done.
+const changelogPrior = 0.5
+
+// changelogNames are the names (folded, without extension) change logs
+// go by across ecosystems; changelogFolders the folders that hold one
+// file per release.
+var (
+	changelogNames = map[string]bool{
+		"changelog": true, "changelogs": true, "changes": true, "history": true, "news": true,
+		"releases": true, "release-notes": true, "release_notes": true, "releasenotes": true, "whatsnew": true,
+	}
+	changelogFolders = map[string]bool{
+		"changelog": true, "changelogs": true, "changelog.d": true, "whatsnew": true,
+		"release-notes": true, "release_notes": true, "releasenotes": true,
+	}
+)
+
+// changelogWords are the words (folded, unstemmed) of a question about
+// releases, which takes the change-log prior off.
+var changelogWords = map[string]bool{
+	"changelog": true, "changelogs": true, "release": true, "releases": true, "released": true,
+	"history": true, "news": true, "whatsnew": true, "version": true, "versions": true,
+}
+
+// changelogOf reports whether a file of the given kind is a change log:
+// a file of prose (never code: history.ts is a module) whose name
+// (without extensions) or a folder is one of theirs.
+func changelogOf(p, kind string) bool {
+	if kind == sources.KindCode {
+		return false
+	}
+	dir, base := path.Split(p)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	if changelogNames[strings.ToLower(base)] {
+		return true
+	}
+	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if changelogFolders[strings.ToLower(d)] {
+			return true
+		}
+	}
+	return false
+}
+
+// changelogAsked reports whether the question asks about releases.
+func changelogAsked(pq *parsedQuery) bool {
+	for _, t := range pq.terms {
+		if changelogWords[t.token] {
+			return true
+		}
+	}
+	return false
+}
+
 // platformOf reports whether a path names a platform in its file name's
 // parts after the first ("lp_windows.go", "sys_linux_amd64.s"; not
 // "windows.go", whose name is its topic) or in a folder.
@@ -204,6 +264,8 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 	defScale := q.definitionScale()
 	platform := platformAsked(q.pq)
 	platformCache := map[string]bool{}
+	changelog := changelogAsked(q.pq)
+	changelogCache := map[string]bool{}
 	for _, c := range cands {
 		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
 		role := c.role
@@ -244,6 +306,16 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			}
 			if r {
 				s *= platformPrior
+			}
+		}
+		if !changelog {
+			r, ok := changelogCache[c.path]
+			if !ok {
+				r = changelogOf(c.path, c.kind)
+				changelogCache[c.path] = r
+			}
+			if r {
+				s *= changelogPrior
 			}
 		}
 		c.score = s

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tychora/tychora/sources"
 	"github.com/tychora/tychora/workspace"
 )
 
@@ -513,6 +514,41 @@ func TestReceiverType(t *testing.T) {
 	} {
 		if got := receiverType(recv); got != want {
 			t.Errorf("receiverType(%q) = %q, want %q", recv, got, want)
+		}
+	}
+}
+
+// A change log ranks after the code and the documentation that hold the
+// same words, unless the question asks about releases.
+func TestChangelogAfterTheImplementation(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("r", "default", map[string]string{
+		"CHANGES.rst":     "Version 2.1\n-----------\n\n- Redirects are followed with the method changed on a 303.\n- Redirects keep the method on a 307 and 308; redirects follow.\n",
+		"src/sessions.py": "class Session:\n    def rebuild_method(self, prepared, response):\n        \"\"\"When a redirect is followed, change the method as browsers do.\"\"\"\n        if response.status_code == 303:\n            prepared.method = 'GET'\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "how are redirects followed and the method changed"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "src/sessions.py" {
+		t.Errorf("first hit %v, want src/sessions.py", got)
+	}
+	res = env.search(env.all, QueryRequest{Question: "which release changed how redirects are followed"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "CHANGES.rst" {
+		t.Errorf("asking about releases: first hit %v, want CHANGES.rst", got)
+	}
+}
+
+func TestChangelogOf(t *testing.T) {
+	for _, tt := range []struct {
+		path, kind string
+		want       bool
+	}{
+		{"CHANGELOG.md", sources.KindMarkdown, true}, {"HISTORY.rst", sources.KindText, true},
+		{"History.md", sources.KindMarkdown, true}, {"NEWS", sources.KindText, true},
+		{"docs/whatsnew/3.12.rst", sources.KindText, true}, {"changelog.d/123.bugfix.md", sources.KindMarkdown, true},
+		{"src/history.ts", sources.KindCode, false}, {"docs/history-api.md", sources.KindMarkdown, false},
+		{"README.md", sources.KindMarkdown, false}, {"changes/detector.go", sources.KindCode, false},
+	} {
+		if got := changelogOf(tt.path, tt.kind); got != tt.want {
+			t.Errorf("changelogOf(%q, %s) = %v, want %v", tt.path, tt.kind, got, tt.want)
 		}
 	}
 }
