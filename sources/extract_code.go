@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class
+	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate)
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.

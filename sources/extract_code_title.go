@@ -64,6 +64,13 @@ scan:
 			if i == 0 || lang.noParenTitle {
 				continue
 			}
+			if language == LangRust && (i == 3 || i > 3 && s[i-4] == ' ') && s[i-3:i] == "pub" {
+				// pub(crate) enum ErrorCode: a visibility, not parameters.
+				if j := strings.IndexByte(s[i:], ')'); j > 0 {
+					i += j
+					continue
+				}
+			}
 			cut = i
 			rest := strings.TrimSpace(s[i+1:])
 			switch {
