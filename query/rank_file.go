@@ -94,116 +94,6 @@ var roleWords = map[string]string{
 	"generated": "generated", "minified": "minified",
 }
 
-// platformPrior scales a unit of a file made for one operating system or
-// processor (net/fd_windows.go, lp_plan9.go, sys/unix/, memmove_amd64.s)
-// when the question names no platform: the portable code comes first.
-const platformPrior = 0.75
-
-// platformWords are the names of operating systems and processors as
-// file and folder names spell them across languages (Go's build
-// suffixes, C's win32 and posix folders, Rust's sys/unix and sys/windows).
-var platformWords = map[string]bool{
-	"windows": true, "win32": true, "win64": true, "darwin": true, "macos": true, "osx": true, "ios": true,
-	"linux": true, "android": true, "freebsd": true, "netbsd": true, "openbsd": true, "dragonfly": true,
-	"solaris": true, "illumos": true, "aix": true, "plan9": true, "hurd": true, "zos": true,
-	"wasm": true, "wasip1": true, "wasi": true, "js": true, "unix": true, "posix": true, "bsd": true,
-	"amd64": true, "arm64": true, "arm": true, "386": true, "x86": true, "ppc64": true, "ppc64le": true,
-	"ppc64x": true, "s390x": true, "mips": true, "mipsx": true, "mips64": true, "mips64x": true, "mipsle": true,
-	"riscv64": true, "loong64": true, "sparc64": true,
-}
-
-// changelogPrior scales a unit of a change log (CHANGELOG.md,
-// HISTORY.rst, CHANGES, NEWS, a whatsnew folder) when the question does
-// not ask about releases: a change log names every feature in a line or
-// two, and is the answer to when something changed, not to where or how
-// it is done.
-const changelogPrior = 0.5
-
-// changelogNames are the names (folded, without extension) change logs
-// go by across ecosystems; changelogFolders the folders that hold one
-// file per release.
-var (
-	changelogNames = map[string]bool{
-		"changelog": true, "changelogs": true, "changes": true, "history": true, "news": true,
-		"releases": true, "release-notes": true, "release_notes": true, "releasenotes": true, "whatsnew": true,
-	}
-	changelogFolders = map[string]bool{
-		"changelog": true, "changelogs": true, "changelog.d": true, "whatsnew": true,
-		"release-notes": true, "release_notes": true, "releasenotes": true,
-	}
-)
-
-// changelogWords are the words (folded, unstemmed) of a question about
-// releases, which takes the change-log prior off.
-var changelogWords = map[string]bool{
-	"changelog": true, "changelogs": true, "release": true, "releases": true, "released": true,
-	"history": true, "news": true, "whatsnew": true, "version": true, "versions": true,
-}
-
-// changelogOf reports whether a file of the given kind is a change log:
-// a file of prose (never code: history.ts is a module) whose name
-// (without extensions) or a folder is one of theirs.
-func changelogOf(p, kind string) bool {
-	if kind == sources.KindCode {
-		return false
-	}
-	dir, base := path.Split(p)
-	if i := strings.IndexByte(base, '.'); i > 0 {
-		base = base[:i]
-	}
-	if changelogNames[strings.ToLower(base)] {
-		return true
-	}
-	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
-		if changelogFolders[strings.ToLower(d)] {
-			return true
-		}
-	}
-	return false
-}
-
-// changelogAsked reports whether the question asks about releases.
-func changelogAsked(pq *parsedQuery) bool {
-	for _, t := range pq.terms {
-		if changelogWords[t.token] {
-			return true
-		}
-	}
-	return false
-}
-
-// platformOf reports whether a path names a platform in its file name's
-// parts after the first ("lp_windows.go", "sys_linux_amd64.s"; not
-// "windows.go", whose name is its topic) or in a folder.
-func platformOf(p string) bool {
-	dir, base := path.Split(p)
-	if i := strings.IndexByte(base, '.'); i > 0 {
-		base = base[:i]
-	}
-	parts := strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' })
-	for _, w := range parts[min(1, len(parts)):] {
-		if platformWords[strings.ToLower(w)] {
-			return true
-		}
-	}
-	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
-		if platformWords[strings.ToLower(d)] {
-			return true
-		}
-	}
-	return false
-}
-
-// platformAsked reports whether the question names a platform.
-func platformAsked(pq *parsedQuery) bool {
-	for _, t := range pq.terms {
-		if platformWords[t.token] {
-			return true
-		}
-	}
-	return false
-}
-
 // rolesAsked lists the roles a question asks for, in its words or by
 // its role filter.
 func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
@@ -262,10 +152,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 	}
 	nameCache := map[string]float64{}
 	defScale := q.definitionScale()
-	platform := platformAsked(q.pq)
-	platformCache := map[string]bool{}
-	changelog := changelogAsked(q.pq)
-	changelogCache := map[string]bool{}
+	conv := newConventions(q.pq)
 	for _, c := range cands {
 		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
 		role := c.role
@@ -298,26 +185,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 				s *= p
 			}
 		}
-		if !platform {
-			r, ok := platformCache[c.path]
-			if !ok {
-				r = platformOf(c.path)
-				platformCache[c.path] = r
-			}
-			if r {
-				s *= platformPrior
-			}
-		}
-		if !changelog {
-			r, ok := changelogCache[c.path]
-			if !ok {
-				r = changelogOf(c.path, c.kind)
-				changelogCache[c.path] = r
-			}
-			if r {
-				s *= changelogPrior
-			}
-		}
+		s *= conv.prior(c)
 		c.score = s
 	}
 	slices.SortFunc(cands, byScore)

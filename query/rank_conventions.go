@@ -1,0 +1,248 @@
+package query
+
+import (
+	"path"
+	"strings"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// Convention priors: what a file's name or a unit's shape says about
+// whether it is the place a question about code wants, by conventions
+// that hold across languages. Each scales a unit's score unless the
+// question asks for what it marks:
+//
+//   - platforms: a file made for one operating system or processor
+//     (×0.75), unless the question names a platform;
+//   - change logs: CHANGELOG.md, HISTORY.rst, NEWS (×0.5), unless the
+//     question asks about releases;
+//   - manifests: package.json, Cargo.toml, pyproject.toml (×0.5), unless
+//     the question asks about dependencies or the manifest itself;
+//   - import blocks: a unit that is mostly import statements (×0.5): it
+//     names what is defined elsewhere.
+//
+// docs/search.md ("Files, roles and definitions") has the reasons and
+// bench/README.md ("Other code bases") the measurements.
+
+// conventions applies the convention priors for one question.
+type conventions struct {
+	platform, changelog, manifest bool // the question asks for them: no prior
+	byPath                        map[string]float64
+}
+
+func newConventions(pq *parsedQuery) *conventions {
+	return &conventions{
+		platform:  asksAny(pq, platformWords),
+		changelog: asksAny(pq, changelogWords),
+		manifest:  asksAny(pq, manifestWords),
+		byPath:    map[string]float64{},
+	}
+}
+
+// prior is the product of the convention priors that apply to c.
+func (cv *conventions) prior(c *candidate) float64 {
+	p, ok := cv.byPath[c.path]
+	if !ok {
+		p = 1
+		if !cv.platform && platformOf(c.path) {
+			p *= platformPrior
+		}
+		if !cv.changelog && changelogOf(c.path, c.kind) {
+			p *= changelogPrior
+		}
+		if !cv.manifest && manifestOf(c.path) {
+			p *= manifestPrior
+		}
+		cv.byPath[c.path] = p
+	}
+	if c.kind == sources.KindCode && c.title == "imports" && importsShare(c.text) >= importsFull {
+		p *= importsPrior
+	}
+	return p
+}
+
+// asksAny reports whether the question holds one of the words (folded,
+// unstemmed).
+func asksAny(pq *parsedQuery, words map[string]bool) bool {
+	for _, t := range pq.terms {
+		if words[t.token] {
+			return true
+		}
+	}
+	return false
+}
+
+// platformPrior scales a unit of a file made for one operating system or
+// processor (net/fd_windows.go, lp_plan9.go, sys/unix/, memmove_amd64.s)
+// when the question names no platform: the portable code comes first.
+const platformPrior = 0.75
+
+// platformWords are the names of operating systems and processors as
+// file and folder names spell them across languages (Go's build
+// suffixes, C's win32 and posix folders, Rust's sys/unix and sys/windows).
+var platformWords = map[string]bool{
+	"windows": true, "win32": true, "win64": true, "darwin": true, "macos": true, "osx": true, "ios": true,
+	"linux": true, "android": true, "freebsd": true, "netbsd": true, "openbsd": true, "dragonfly": true,
+	"solaris": true, "illumos": true, "aix": true, "plan9": true, "hurd": true, "zos": true,
+	"wasm": true, "wasip1": true, "wasi": true, "js": true, "unix": true, "posix": true, "bsd": true,
+	"amd64": true, "arm64": true, "arm": true, "386": true, "x86": true, "ppc64": true, "ppc64le": true,
+	"ppc64x": true, "s390x": true, "mips": true, "mipsx": true, "mips64": true, "mips64x": true, "mipsle": true,
+	"riscv64": true, "loong64": true, "sparc64": true,
+}
+
+// changelogPrior scales a unit of a change log (CHANGELOG.md,
+// HISTORY.rst, CHANGES, NEWS, a whatsnew folder) when the question does
+// not ask about releases: a change log names every feature in a line or
+// two, and is the answer to when something changed, not to where or how
+// it is done.
+const changelogPrior = 0.5
+
+// changelogNames are the names (folded, without extension) change logs
+// go by across ecosystems; changelogFolders the folders that hold one
+// file per release.
+var (
+	changelogNames = map[string]bool{
+		"changelog": true, "changelogs": true, "changes": true, "history": true, "news": true,
+		"releases": true, "release-notes": true, "release_notes": true, "releasenotes": true, "whatsnew": true,
+	}
+	changelogFolders = map[string]bool{
+		"changelog": true, "changelogs": true, "changelog.d": true, "whatsnew": true,
+		"release-notes": true, "release_notes": true, "releasenotes": true,
+	}
+)
+
+// changelogWords are the words (folded, unstemmed) of a question about
+// releases, which takes the change-log prior off.
+var changelogWords = map[string]bool{
+	"changelog": true, "changelogs": true, "release": true, "releases": true, "released": true,
+	"history": true, "news": true, "whatsnew": true, "version": true, "versions": true,
+}
+
+// changelogOf reports whether a file of the given kind is a change log:
+// a file of prose (never code: history.ts is a module) whose name
+// (without extensions) or a folder is one of theirs.
+func changelogOf(p, kind string) bool {
+	if kind == sources.KindCode {
+		return false
+	}
+	dir, base := path.Split(p)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	if changelogNames[strings.ToLower(base)] {
+		return true
+	}
+	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if changelogFolders[strings.ToLower(d)] {
+			return true
+		}
+	}
+	return false
+}
+
+// platformOf reports whether a path names a platform in its file name's
+// parts after the first ("lp_windows.go", "sys_linux_amd64.s"; not
+// "windows.go", whose name is its topic) or in a folder.
+func platformOf(p string) bool {
+	dir, base := path.Split(p)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	parts := strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' })
+	for _, w := range parts[min(1, len(parts)):] {
+		if platformWords[strings.ToLower(w)] {
+			return true
+		}
+	}
+	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		if platformWords[strings.ToLower(d)] {
+			return true
+		}
+	}
+	return false
+}
+
+// manifestPrior scales a unit of a package manifest when the question
+// does not ask about dependencies or the manifest: a manifest lists every
+// module, feature and script of a project by name (package.json's
+// exports, Cargo.toml's features), and is where a project is described,
+// not where its code is.
+const manifestPrior = 0.5
+
+// manifestNames are the file names (folded) of package manifests across
+// ecosystems.
+var manifestNames = map[string]bool{
+	"package.json": true, "jsr.json": true, "deno.json": true, "deno.jsonc": true, "composer.json": true,
+	"cargo.toml": true, "pyproject.toml": true, "setup.cfg": true, "pipfile": true, "go.mod": true,
+	"pom.xml": true, "build.gradle": true, "build.gradle.kts": true, "gemfile": true, "pubspec.yaml": true,
+	"package.swift": true, "mix.exs": true, "project.clj": true, "build.sbt": true, "cabal.project": true,
+}
+
+// manifestWords are the words of a question about dependencies or a
+// manifest, which take the manifest prior off.
+var manifestWords = map[string]bool{
+	"dependency": true, "dependencies": true, "deps": true, "manifest": true, "requirement": true,
+	"requirements": true, "version": true, "versions": true, "cargo": true, "npm": true, "pyproject": true,
+	"gradle": true, "maven": true, "pom": true, "gemfile": true, "composer": true,
+}
+
+// manifestOf reports whether a path is a package manifest.
+func manifestOf(p string) bool {
+	return manifestNames[strings.ToLower(path.Base(p))]
+}
+
+// importsPrior scales a code unit that is mostly import statements (the
+// extractor titles such a block "imports": docs/extraction.md).
+const importsPrior = 0.5
+
+// importsFull is the share of a unit's code lines that must be imports
+// for importsPrior: a module docstring with a few imports below it keeps
+// its score.
+const importsFull = 0.5
+
+// importsShare is the share of the code lines of text (neither blank nor
+// a comment) that import: "import …", "from … import", "use …",
+// "#include", "require(…)", "using …", and the lines of a statement such
+// a line opens ("import {" … "} from '…'").
+func importsShare(text string) float64 {
+	code, imports := 0, 0
+	open := false // inside the brackets of an import statement
+	for line := range strings.SplitSeq(text, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*") ||
+			strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#include") && !strings.HasPrefix(t, "#import") {
+			continue
+		}
+		code++
+		switch {
+		case open:
+			imports++
+			if strings.ContainsAny(t, ")}") {
+				open = false
+			}
+		case importLine(t):
+			imports++
+			if strings.Count(t, "{")+strings.Count(t, "(") > strings.Count(t, "}")+strings.Count(t, ")") {
+				open = true
+			}
+		}
+	}
+	if code == 0 {
+		return 0
+	}
+	return float64(imports) / float64(code)
+}
+
+// importPrefixes begin an import statement in some language.
+var importPrefixes = []string{"import ", "import{", "from ", "use ", "pub use ", "#include", "#import",
+	"using ", "require ", "require(", "extern crate ", "export * from", "export {"}
+
+// importLine reports whether a trimmed line begins an import statement.
+func importLine(t string) bool {
+	for _, p := range importPrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return strings.Contains(t, "= require(")
+}

@@ -1,0 +1,53 @@
+package query
+
+import "testing"
+
+func TestManifestOf(t *testing.T) {
+	for p, want := range map[string]bool{
+		"package.json": true, "packages/core/package.json": true, "Cargo.toml": true, "pyproject.toml": true,
+		"go.mod": true, "src/package.ts": false, "cargo.rs": false, "docs/package.json.md": false,
+	} {
+		if got := manifestOf(p); got != want {
+			t.Errorf("manifestOf(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestImportsShare(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		min, max   float64
+	}{
+		{"typescript imports", "/**\n * @module\n */\n\nimport type { Context } from '../../context'\nimport {\n  METHOD_NAME_ALL,\n  UnsupportedPathError,\n} from '../../router'\nimport { Trie } from './trie'\n", 1, 1},
+		{"python imports", "import os\nfrom typing import (\n    Any,\n    List,\n)\n", 1, 1},
+		{"rust uses", "use std::fmt;\npub use crate::map::Map;\nextern crate alloc;\n", 1, 1},
+		{"c includes", "#include <stdio.h>\n#include \"x.h\"\n", 1, 1},
+		{"commonjs", "'use strict'\n\nvar debug = require('debug')('express:view');\nvar path = require('node:path');\n", 0.66, 0.67},
+		{"python module docstring", "\"\"\"Sessions keep state between requests.\n\nA session is a dict signed with the secret key, sent as a cookie\nand read back on the next request.\n\"\"\"\nimport hashlib\n", 0.2, 0.2},
+		{"code", "const a = 1\nfunction f() {}\n", 0, 0},
+	} {
+		if got := importsShare(tt.text); got < tt.min || got > tt.max {
+			t.Errorf("%s: importsShare = %.3f, want %.2f..%.2f", tt.name, got, tt.min, tt.max)
+		}
+	}
+}
+
+// Import blocks and package manifests name what is defined elsewhere: the
+// module that defines it comes first, and a question about dependencies
+// still finds the manifest.
+func TestImportsAndManifestsAfterTheDefinition(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("h", "default", map[string]string{
+		"package.json":                     "{\n  \"name\": \"web\",\n  \"description\": \"match a route fast: trie router, route matching\",\n  \"exports\": {\n    \"./trie-router\": \"./dist/router/trie-router/index.js\",\n    \"./match-route\": \"./dist/router/match-route.js\"\n  },\n  \"dependencies\": { \"trie-match\": \"1.0.0\" }\n}\n",
+		"src/middleware/allow.ts":          "import { TrieRouter } from '../router/trie-router'\nimport { matchRoute, matchedRoutes } from '../helper/route'\nimport { TrieMatchRouter } from '../router/trie-match-router'\n\nexport const allow = () => 1\n",
+		"src/router/trie-router/router.ts": "export class TrieRouter {\n  // find the handlers for a path\n  match(method: string, path: string) {\n    return this.node.search(method, path)\n  }\n}\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "match a route with the trie router"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "src/router/trie-router/router.ts" {
+		t.Errorf("first hit %v, want src/router/trie-router/router.ts", got)
+	}
+	res = env.search(env.all, QueryRequest{Question: "which version of the trie dependency"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "package.json" {
+		t.Errorf("asking about dependencies: first hit %v, want package.json", got)
+	}
+}
