@@ -27,6 +27,15 @@ const bestFiles = 8
 // probedFiles is how many files the whole-file index proposes.
 const probedFiles = 16
 
+// smallBestFiles is how many of the best files are looked at when the file
+// index scores every file: of these, the files of fewer than smallFileRows
+// units are read whole (cheaply: a few rows, no FTS5 statement), and the
+// first bestFiles of the others have their matching units found by FTS5.
+const (
+	smallBestFiles = 32
+	smallFileRows  = 4
+)
+
 // maxBestFileUnits bounds the units one best file adds.
 const maxBestFileUnits = 200
 
@@ -238,16 +247,44 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	files = files[:min(len(files), bestFiles)]
+	// With the file index, the small files among the best are read whole
+	// as well, without FTS5: their units are a few rows of the range.
+	limit := bestFiles
+	if fs != nil {
+		limit = smallBestFiles
+	}
+	files = files[:min(len(files), limit)]
 	if len(files) == 0 {
 		return cands, nil
 	}
-	var ranges [][2]int64
+	var ranges [][2]int64 // the files whose matching units FTS5 finds
+	direct := map[int64]bool{}
+	var seqs []int64
 	if fs != nil {
-		ranges = fs.ranges(files)
+		var small [][2]int64
+		for i, f := range files {
+			r, ok := fs.rangeOf(f.key)
+			switch {
+			case !ok:
+			case r[1]-r[0] < smallFileRows:
+				small = append(small, r)
+			case i < bestFiles:
+				ranges = append(ranges, r)
+			}
+		}
+		leaves, err := e.leavesIn(ctx, tx, small)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range leaves {
+			if !in[id] {
+				in[id], direct[id] = true, true
+				seqs = append(seqs, id)
+			}
+		}
 	} else {
 		var err error
-		if ranges, err = e.fileRanges(ctx, tx, files); err != nil {
+		if ranges, err = e.fileRanges(ctx, tx, files[:min(len(files), bestFiles)]); err != nil {
 			return nil, err
 		}
 	}
@@ -259,7 +296,6 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	}
 	defer st.Close()
 	match := exhaustiveProbes(q)[0].match
-	var seqs []int64
 	for _, r := range ranges {
 		args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
 		rows, err := st.QueryContext(ctx, args...)
@@ -291,11 +327,45 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		return nil, err
 	}
 	for _, c := range more {
-		if c.score = sc.score(c); c.score > 0 {
+		// A unit read whole from a small file is a match as FTS5 would
+		// have found it, or none.
+		if c.score = sc.score(c); c.score > 0 && (!direct[c.seq] || sc.matchesQuery(q.pq)) {
 			cands = append(cands, c)
 		}
 	}
 	return cands, nil
+}
+
+// sqlLeavesIn lists the leaf units (evidence seq) within the given ranges
+// of rows (JSON pairs [first, last]).
+const sqlLeavesIn = `SELECT e.seq FROM json_each(?) j JOIN evidence e ON e.seq BETWEEN j.value ->> 0 AND j.value ->> 1 WHERE e.leaf = 1`
+
+// leavesIn lists the leaf units within the ranges of rows.
+func (e *Engine) leavesIn(ctx context.Context, tx *sql.Tx, ranges [][2]int64) ([]int64, error) {
+	if len(ranges) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(ranges)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlLeavesIn, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return out, nil
 }
 
 // bestFile is a file whose matching units completeBestFiles adds.

@@ -569,13 +569,22 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 func (fs *fileScores) ranges(files []bestFile) [][2]int64 {
 	var out [][2]int64
 	for _, f := range files {
-		ref, ok := fs.ix.lookup(f.key)
-		if !ok {
-			continue
-		}
-		if e := fs.ix.entry(ref); e.last > 0 {
-			out = append(out, [2]int64{e.first, e.last})
+		if r, ok := fs.rangeOf(f.key); ok {
+			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// rangeOf gives the range of rows of a file's units; false when the index
+// lacks the file or it has no unit.
+func (fs *fileScores) rangeOf(key string) ([2]int64, bool) {
+	ref, ok := fs.ix.lookup(key)
+	if !ok {
+		return [2]int64{}, false
+	}
+	if e := fs.ix.entry(ref); e.last > 0 {
+		return [2]int64{e.first, e.last}, true
+	}
+	return [2]int64{}, false
 }

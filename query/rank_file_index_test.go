@@ -287,3 +287,54 @@ func TestFileIndexScope(t *testing.T) {
 		t.Error("the index served a facet filter")
 	}
 }
+
+// The small files among the best are read whole: with every matching file
+// small and among them, the pooled first page is the exhaustive one, and
+// a file's document and section units (the parents of its leaves) never
+// come back as hits.
+func TestSmallBestFilesReadWhole(t *testing.T) {
+	env := newSearchEnv(t)
+	files := map[string]string{}
+	// 30 files of two sections each (60 leaves match, more than the pool
+	// of a first page, 50), and 3 of a title and a paragraph, like a
+	// paper's abstract, whose document unit holds the title alone.
+	words := []string{"glacier", "moraine", "crevasse", "serac", "firn", "ablation"}
+	for i := range 30 {
+		a, b := words[i%len(words)], words[(i/len(words))%len(words)]
+		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("# The %s, note %d\n\n## Ice\n\nThe %s and the %s of the ice, %d.\n\n## Rock\n\nA %s over rock, %s again.\n", a, i, a, b, i, b, a)
+	}
+	for i := range 3 {
+		files[fmt.Sprintf("papers/p%02d.md", i)] = fmt.Sprintf("# Glacier moraine crevasse serac study %d\n\nWe measured the glacier and its moraine near a crevasse, %d.\n", i, i)
+	}
+	env.folder("d", "default", files)
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	ctx := context.Background()
+	for _, question := range []string{"glacier moraine crevasse", "serac firn ablation ice", "rock"} {
+		req := QueryRequest{Question: question}
+		pooled := env.search(env.all, req)
+		exhaustive, err := full.Search(ctx, env.all, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pooled.Hits) != DefaultLimit {
+			t.Fatalf("%q: %d hits, want a full page", question, len(pooled.Hits))
+		}
+		ids := func(hs []Hit) []string {
+			var out []string
+			for _, h := range hs {
+				out = append(out, h.EvidenceID)
+			}
+			slices.Sort(out)
+			return out
+		}
+		if a, b := ids(pooled.Hits), ids(exhaustive.Hits); !slices.Equal(a, b) {
+			t.Errorf("%q: pooled page %v, exhaustive %v", question, a, b)
+		}
+		for _, h := range pooled.Hits {
+			var leaf bool
+			if err := env.db.R.QueryRowContext(ctx, `SELECT leaf FROM evidence WHERE evidence_id = ?`, h.EvidenceID).Scan(&leaf); err != nil || !leaf {
+				t.Errorf("%q: hit %s (%s %q) is no leaf (%v)", question, h.EvidenceID, h.Path, h.Title, err)
+			}
+		}
+	}
+}

@@ -309,7 +309,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 	if !e.Exhaustive {
 		var probed [][2]string
 		if fs != nil {
-			probed = fs.best(q, probedFiles)
+			probed = fs.best(q, smallBestFiles)
 			fs.keep(probed, kept)
 		} else {
 			var err error
