@@ -34,6 +34,7 @@ type codeLang struct {
 	digitSep     bool     // 1'000 (C++)
 	raw          byte     // 'r': r#"..."# (Rust); 'R': R"x(...)x" (C++); '@': @"..." (C#); '$': $tag$...$tag$ (SQL)
 	regex        bool     // /.../ regular expression literals (JS, TS)
+	percent      bool     // %w[...], %r{...}, %(...) literals, which may span lines (Ruby)
 	hashComment  bool     // '#' starts a comment only at the start of a word (shell)
 	heredoc      bool     // <<EOF ... EOF (shell)
 	semicolons   bool     // a statement ends with ';' or '}' (C, Java, Rust, ...)
@@ -68,7 +69,11 @@ type lexer struct {
 	triple   bool   // the open string is triple-quoted
 	verbatim bool   // the open string has no backslash escapes
 	rawEnd   string // closing delimiter of an open raw string
-	heredocs []heredocSpec
+	// an open percent literal (Ruby's %w[...]): its delimiters and how
+	// deep the brackets it opens are nested in it
+	pctOpen, pctClose byte
+	pctDepth          int
+	heredocs          []heredocSpec
 	// shell only: whether the next word is in command position
 	cmdPos bool
 }
@@ -112,7 +117,7 @@ func indentWidth(s string) int {
 }
 
 func (lx *lexer) inString() bool {
-	return lx.str != 0 || lx.rawEnd != "" || len(lx.heredocs) > 0 && lx.heredocs[0].ready
+	return lx.str != 0 || lx.rawEnd != "" || lx.pctClose != 0 || len(lx.heredocs) > 0 && lx.heredocs[0].ready
 }
 
 // line lexes one line and updates the state.
@@ -165,6 +170,13 @@ func (lx *lexer) line(s string) lineInfo {
 				li.last2, li.last = li.last, '"'
 			} else {
 				i++
+			}
+			continue
+		}
+		if lx.pctClose != 0 {
+			i = lx.scanPercent(s, i)
+			if lx.pctClose == 0 {
+				li.last2, li.last = li.last, '"'
 			}
 			continue
 		}
@@ -322,6 +334,12 @@ func (lx *lexer) codeChar(s string, i int, li *lineInfo) int {
 		if L.fam == famShell && i+1 < len(s) && s[i+1] == '{' {
 			return skipBraces(s, i+1)
 		}
+	case '%':
+		if L.percent {
+			if j, ok := lx.openPercent(s, i, li.last2); ok {
+				return j
+			}
+		}
 	case '<':
 		if L.heredoc && strings.HasPrefix(s[i:], "<<") && !strings.HasPrefix(s[i:], "<<<") {
 			return lx.heredocStart(s, i)
@@ -370,6 +388,69 @@ func (lx *lexer) codeChar(s string, i int, li *lineInfo) int {
 		return j
 	}
 	return i + 1
+}
+
+// openPercent starts a percent literal at s[i] ('%'): %w[a b], %r{x},
+// %q(...), or a bare %(...) or %{...} where an operand may stand (prev,
+// the code character before, is no word, number or closing bracket: a %
+// after one is the remainder operator). It reports false when none
+// starts there.
+func (lx *lexer) openPercent(s string, i int, prev byte) (int, bool) {
+	k := i + 1
+	typed := k < len(s) && strings.IndexByte("qQwWiIrsx", s[k]) >= 0
+	if typed {
+		k++
+	}
+	if k >= len(s) {
+		return 0, false
+	}
+	open := s[k]
+	var close byte
+	switch open {
+	case '(':
+		close = ')'
+	case '[':
+		close = ']'
+	case '{':
+		close = '}'
+	case '<':
+		close = '>'
+	case '|', '!', '/', '^', '~', '\'', '"':
+		if !typed {
+			return 0, false
+		}
+		close = open
+	default:
+		return 0, false
+	}
+	if !typed && (isWordByte(prev) || prev == ')' || prev == ']' || prev == '}') {
+		return 0, false
+	}
+	lx.pctOpen, lx.pctClose, lx.pctDepth = open, close, 0
+	return lx.scanPercent(s, k+1), true
+}
+
+// scanPercent advances through an open percent literal from s[i] and
+// returns the index after it, or len(s) when it goes on past the line.
+// Brackets of its own kind nest inside it ("#{x}" in %r{...}).
+func (lx *lexer) scanPercent(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i += 2
+			continue
+		case c == lx.pctClose && lx.pctDepth == 0:
+			lx.pctOpen, lx.pctClose = 0, 0
+			return i + 1
+		case c == lx.pctClose:
+			lx.pctDepth--
+		case c == lx.pctOpen && lx.pctOpen != lx.pctClose:
+			lx.pctDepth++
+		}
+		i++
+	}
+	return len(s)
 }
 
 func isWordStart(c byte) bool {
