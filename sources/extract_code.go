@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent literals
+	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.
@@ -119,7 +119,7 @@ var codeLangs = func() map[string]*codeLang {
 	m["ruby"].headers = []string{"require", "require_relative"}
 	m["ruby"].containers = []string{"class", "module"}
 	m["ruby"].singleQuote = true
-	m["ruby"].percent = true
+	m["ruby"].percent, m["ruby"].regex = true, true
 	m["haskell"].headers = []string{"module", "import"}
 	m["elm"].headers = []string{"module", "import"}
 	m["haskell"].blockOpen, m["haskell"].blockClose, m["haskell"].nestedBlock = "{-", "-}", true
