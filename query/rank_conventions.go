@@ -19,7 +19,10 @@ import (
 //   - manifests: package.json, Cargo.toml, pyproject.toml (×0.5), unless
 //     the question asks about dependencies or the manifest itself;
 //   - import blocks: a unit that is mostly import statements (×0.5): it
-//     names what is defined elsewhere.
+//     names what is defined elsewhere;
+//   - hidden files: a tool's configuration (.rubocop.yml, .eslintrc.json,
+//     .github/workflows/ci.yml) (×0.5), unless the question names a word
+//     of its name or folder.
 //
 // docs/search.md ("Files, roles and definitions") has the reasons and
 // bench/README.md ("Other code bases") the measurements.
@@ -27,14 +30,18 @@ import (
 // conventions applies the convention priors for one question.
 type conventions struct {
 	platform, changelog, manifest bool // the question asks for them: no prior
-	byPath                        map[string]float64
+	// names are the question's stems with their shares (nameStems): a
+	// question that names a hidden file's words asks for it
+	names  map[string]float64
+	byPath map[string]float64
 }
 
-func newConventions(pq *parsedQuery) *conventions {
+func newConventions(pq *parsedQuery, names map[string]float64) *conventions {
 	return &conventions{
 		platform:  asksAny(pq, platformWords),
 		changelog: asksAny(pq, changelogWords),
 		manifest:  asksAny(pq, manifestWords),
+		names:     names,
 		byPath:    map[string]float64{},
 	}
 }
@@ -52,6 +59,9 @@ func (cv *conventions) prior(c *candidate) float64 {
 		}
 		if !cv.manifest && manifestOf(c.path) {
 			p *= manifestPrior
+		}
+		if hiddenOf(c.path) && fileNameShare(cv.names, c.path) == 0 {
+			p *= hiddenPrior
 		}
 		cv.byPath[c.path] = p
 	}
@@ -245,4 +255,20 @@ func importLine(t string) bool {
 		}
 	}
 	return strings.Contains(t, "= require(")
+}
+
+// hiddenPrior scales a unit of a hidden file, or of a file in a hidden
+// folder, that the question does not name: such files configure tools
+// (linters, editors, CI), and are not where a project's code is.
+const hiddenPrior = 0.5
+
+// hiddenOf reports whether a file or one of its folders is hidden (its
+// name begins with a dot).
+func hiddenOf(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if len(seg) > 1 && seg[0] == '.' && seg != ".." {
+			return true
+		}
+	}
+	return false
 }

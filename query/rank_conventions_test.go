@@ -51,3 +51,32 @@ func TestImportsAndManifestsAfterTheDefinition(t *testing.T) {
 		t.Errorf("asking about dependencies: first hit %v, want package.json", got)
 	}
 }
+
+func TestHiddenOf(t *testing.T) {
+	for p, want := range map[string]bool{
+		".rubocop.yml": true, ".github/workflows/ci.yml": true, "web/.eslintrc.json": true,
+		"lib/base.rb": false, "../x.go": false, "a/b.c": false,
+	} {
+		if got := hiddenOf(p); got != want {
+			t.Errorf("hiddenOf(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// A tool's hidden configuration ranks after the code, unless the question
+// names it.
+func TestHiddenConfigurationAfterTheCode(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("s", "default", map[string]string{
+		".rubocop.yml": "# settings: enable and disable the cops\nStyle/Documentation:\n  Enabled: false\nLint/Settings:\n  Enabled: true\n  Disable: settings\n",
+		"lib/base.rb":  "module Base\n  # Disable settings: the same as set(name, false); enable is set(name, true).\n  def disable(*opts)\n    opts.each { |key| set(key, false) }\n  end\nend\n",
+	})
+	res := env.search(env.all, QueryRequest{Question: "settings enable and disable"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "lib/base.rb" {
+		t.Errorf("first hit %v, want lib/base.rb", got)
+	}
+	res = env.search(env.all, QueryRequest{Question: "which rubocop settings are disabled"})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != ".rubocop.yml" {
+		t.Errorf("naming the tool: first hit %v, want .rubocop.yml", got)
+	}
+}

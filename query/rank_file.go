@@ -152,7 +152,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 	}
 	nameCache := map[string]float64{}
 	defScale := q.definitionScale()
-	conv := newConventions(q.pq)
+	conv := newConventions(q.pq, nameStems)
 	for _, c := range cands {
 		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
 		role := c.role
