@@ -205,22 +205,23 @@ func manifestOf(p string) bool {
 // extractor titles such a block "imports": docs/extraction.md).
 const importsPrior = 0.5
 
-// importsFull is the share of a unit's code lines that must be imports
-// for importsPrior: a module docstring with a few imports below it keeps
+// importsFull is the share of a unit's lines that must be imports for
+// importsPrior: a module's documentation with a few imports below it keeps
 // its score.
 const importsFull = 0.5
 
-// importsShare is the share of the code lines of text (neither blank nor
-// a comment) that import: "import …", "from … import", "use …",
-// "#include", "require(…)", "using …", and the lines of a statement such
-// a line opens ("import {" … "} from '…'").
+// importsShare is the share of the lines of text that are not blank
+// that import: "import …", "from … import", "use …", "#include",
+// "require(…)", "using …", and the lines of a statement such a line opens
+// ("import {" … "} from '…'"). Comments count as lines that do not: a
+// crate's or a module's documentation above its imports (Rust's //!
+// lines, a Python docstring) keeps the unit from counting as imports.
 func importsShare(text string) float64 {
 	code, imports := 0, 0
 	open := false // inside the brackets of an import statement
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*") ||
-			strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#include") && !strings.HasPrefix(t, "#import") {
+		if t == "" {
 			continue
 		}
 		code++
