@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals
+	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals, the C++ linkage guard of C headers, braces of #else branches
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.

@@ -76,6 +76,44 @@ type lexer struct {
 	heredocs          []heredocSpec
 	// shell only: whether the next word is in command position
 	cmdPos bool
+	// C and C++: the line before was "#ifdef __cplusplus"
+	afterCplusplus bool
+	// the open #if directives, each true once its #else or #elif branch
+	// runs: braces there do not count (each branch of a conditional
+	// usually opens what the other does, and only one is compiled)
+	pp []bool
+}
+
+// ppSkipping reports whether the line is in an #else or #elif branch.
+func (lx *lexer) ppSkipping() bool {
+	for _, b := range lx.pp {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// directive follows the #if, #else and #endif nesting of a preprocessor
+// line (t trimmed, beginning with '#').
+func (lx *lexer) directive(t string) {
+	w := strings.TrimLeft(t[1:], " \t")
+	if i := strings.IndexAny(w, " \t(/"); i >= 0 {
+		w = w[:i]
+	}
+	n := len(lx.pp)
+	switch w {
+	case "if", "ifdef", "ifndef":
+		lx.pp = append(lx.pp, false)
+	case "else", "elif", "elifdef", "elifndef":
+		if n > 0 {
+			lx.pp[n-1] = true
+		}
+	case "endif":
+		if n > 0 {
+			lx.pp = lx.pp[:n-1]
+		}
+	}
 }
 
 type heredocSpec struct {
@@ -148,6 +186,23 @@ func (lx *lexer) line(s string) lineInfo {
 	lx.cmdPos = true
 	code := li.inStr
 	L := lx.lang
+	if L.preproc && !li.inStr && lx.comment == 0 {
+		// The C++ linkage guard of C headers, "#ifdef __cplusplus" /
+		// extern "C" { / "#endif" ... "#ifdef __cplusplus" / } /
+		// "#endif", opens a block a C compiler never sees (and often never
+		// closes): its braces do not nest what they wrap.
+		t := strings.TrimSpace(s)
+		if strings.HasPrefix(t, "#") {
+			lx.directive(t)
+		}
+		guard := lx.afterCplusplus
+		lx.afterCplusplus = strings.HasPrefix(t, "#") && strings.Contains(t, "__cplusplus") && !strings.Contains(t, "endif")
+		if t == `extern "C" {` || guard && t == "}" {
+			li.first, li.last = t[0], '{'
+			li.endDepth = lx.depth
+			return li
+		}
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if lx.comment > 0 {
@@ -212,6 +267,9 @@ func (lx *lexer) line(s string) lineInfo {
 	}
 	if len(lx.heredocs) > 0 {
 		lx.heredocs[0].ready = true
+	}
+	if L.preproc && lx.ppSkipping() {
+		lx.depth = li.startDepth
 	}
 	li.comment = !code && !li.blank
 	li.endDepth = lx.depth
