@@ -298,25 +298,15 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	match := exhaustiveProbes(q)[0].match
 	for _, r := range ranges {
 		args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
-		rows, err := st.QueryContext(ctx, args...)
+		ids, err := scanIDs(st.QueryContext(ctx, args...))
 		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+			return nil, err
 		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("search: %w", err)
-			}
+		for _, id := range ids {
 			if !in[id] {
 				in[id] = true
 				seqs = append(seqs, id)
 			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
 	if len(seqs) == 0 {
@@ -349,7 +339,12 @@ func (e *Engine) leavesIn(ctx context.Context, tx *sql.Tx, ranges [][2]int64) ([
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	rows, err := e.query(ctx, tx, sqlLeavesIn, string(list))
+	return scanIDs(e.query(ctx, tx, sqlLeavesIn, string(list)))
+}
+
+// scanIDs reads the one integer column of a query's rows (evidence seqs)
+// and closes them.
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
