@@ -43,14 +43,8 @@ func TestImportsAndManifestsAfterTheDefinition(t *testing.T) {
 		"src/middleware/allow.ts":          "import { TrieRouter } from '../router/trie-router'\nimport { matchRoute, matchedRoutes } from '../helper/route'\nimport { TrieMatchRouter } from '../router/trie-match-router'\n\nexport const allow = () => 1\n",
 		"src/router/trie-router/router.ts": "export class TrieRouter {\n  // find the handlers for a path\n  match(method: string, path: string) {\n    return this.node.search(method, path)\n  }\n}\n",
 	})
-	res := env.search(env.all, QueryRequest{Question: "match a route with the trie router"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "src/router/trie-router/router.ts" {
-		t.Errorf("first hit %v, want src/router/trie-router/router.ts", got)
-	}
-	res = env.search(env.all, QueryRequest{Question: "which version of the trie dependency"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "package.json" {
-		t.Errorf("asking about dependencies: first hit %v, want package.json", got)
-	}
+	env.wantFirst(t, "match a route with the trie router", "src/router/trie-router/router.ts", "the definition")
+	env.wantFirst(t, "which version of the trie dependency", "package.json", "asking about dependencies")
 }
 
 func TestHiddenOf(t *testing.T) {
@@ -72,12 +66,6 @@ func TestHiddenConfigurationAfterTheCode(t *testing.T) {
 		".rubocop.yml": "# settings: enable and disable the cops\nStyle/Documentation:\n  Enabled: false\nLint/Settings:\n  Enabled: true\n  Disable: settings\n",
 		"lib/base.rb":  "module Base\n  # Disable settings: the same as set(name, false); enable is set(name, true).\n  def disable(*opts)\n    opts.each { |key| set(key, false) }\n  end\nend\n",
 	})
-	res := env.search(env.all, QueryRequest{Question: "settings enable and disable"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "lib/base.rb" {
-		t.Errorf("first hit %v, want lib/base.rb", got)
-	}
-	res = env.search(env.all, QueryRequest{Question: "which rubocop settings are disabled"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != ".rubocop.yml" {
-		t.Errorf("naming the tool: first hit %v, want .rubocop.yml", got)
-	}
+	env.wantFirst(t, "settings enable and disable", "lib/base.rb", "the code")
+	env.wantFirst(t, "which rubocop settings are disabled", ".rubocop.yml", "naming the tool")
 }

@@ -246,6 +246,16 @@ func firstPaths(hits []Hit, n int) []string {
 	return paths(hits[:min(n, len(hits))])
 }
 
+// wantFirst checks that the first hit for question is in the file want;
+// why says what the case is about.
+func (env *searchEnv) wantFirst(t *testing.T, question, want, why string) {
+	t.Helper()
+	res := env.search(env.all, QueryRequest{Question: question})
+	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != want {
+		t.Errorf("%s: first hit for %q is %v, want %s", why, question, got, want)
+	}
+}
+
 // A file whose units together hold the question beats a unit that repeats
 // one of its words: the file's evidence counts.
 func TestWholeFileEvidence(t *testing.T) {
@@ -526,14 +536,8 @@ func TestChangelogAfterTheImplementation(t *testing.T) {
 		"CHANGES.rst":     "Version 2.1\n-----------\n\n- Redirects are followed with the method changed on a 303.\n- Redirects keep the method on a 307 and 308; redirects follow.\n",
 		"src/sessions.py": "class Session:\n    def rebuild_method(self, prepared, response):\n        \"\"\"When a redirect is followed, change the method as browsers do.\"\"\"\n        if response.status_code == 303:\n            prepared.method = 'GET'\n",
 	})
-	res := env.search(env.all, QueryRequest{Question: "how are redirects followed and the method changed"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "src/sessions.py" {
-		t.Errorf("first hit %v, want src/sessions.py", got)
-	}
-	res = env.search(env.all, QueryRequest{Question: "which release changed how redirects are followed"})
-	if got := firstPaths(res.Hits, 1); len(got) == 0 || got[0] != "CHANGES.rst" {
-		t.Errorf("asking about releases: first hit %v, want CHANGES.rst", got)
-	}
+	env.wantFirst(t, "how are redirects followed and the method changed", "src/sessions.py", "the implementation")
+	env.wantFirst(t, "which release changed how redirects are followed", "CHANGES.rst", "asking about releases")
 }
 
 func TestChangelogOf(t *testing.T) {
