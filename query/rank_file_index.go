@@ -563,19 +563,6 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 	return out
 }
 
-// ranges gives the range of rows of each file's units, in the files'
-// order, as fileRanges reads them: a file the index lacks or with no
-// unit has none.
-func (fs *fileScores) ranges(files []bestFile) [][2]int64 {
-	var out [][2]int64
-	for _, f := range files {
-		if r, ok := fs.rangeOf(f.key); ok {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // rangeOf gives the range of rows of a file's units; false when the index
 // lacks the file or it has no unit.
 func (fs *fileScores) rangeOf(key string) ([2]int64, bool) {
