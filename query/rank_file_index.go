@@ -153,14 +153,14 @@ func (e *Engine) warm(ctx context.Context) error {
 // holds of each, and its fingerprint.
 // The range of its units' rows is part of the fingerprint: units
 // written again move it.
-const sqlFilePrints = `SELECT source_id, collection_id, path, size, role, kind, language,
-	print || '/' || lo || '/' || hi, n, lo, hi FROM (
-	SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, '') AS role, coalesce(fi.kind, '') AS kind,
-	coalesce(fi.language, '') AS language, coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' ||
-	length(fi.terms) || '/' || coalesce(fi.role, '') || '/' || fi.size AS print, length(fi.terms) AS n,
-	coalesce((SELECT min(e.seq) FROM evidence e WHERE e.source_id = fi.source_id AND e.path = fi.path), 0) AS lo,
-	coalesce((SELECT max(e.seq) FROM evidence e WHERE e.source_id = fi.source_id AND e.path = fi.path), 0) AS hi
-	FROM files fi JOIN sources s ON s.id = fi.source_id WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL)`
+const sqlFilePrints = `SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, ''), coalesce(fi.kind, ''),
+	coalesce(fi.language, ''), coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' || length(fi.terms) ||
+	'/' || coalesce(fi.role, '') || '/' || fi.size || '/' || coalesce(r.lo, 0) || '/' || coalesce(r.hi, 0), length(fi.terms),
+	coalesce(r.lo, 0), coalesce(r.hi, 0)
+	FROM files fi JOIN sources s ON s.id = fi.source_id
+	LEFT JOIN (SELECT source_id, path, min(seq) AS lo, max(seq) AS hi FROM evidence GROUP BY source_id, path) r
+		ON r.source_id = fi.source_id AND r.path = fi.path
+	WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL`
 
 // sqlFileBlobs reads the kept counts of the given files (JSON pairs
 // [source_id, path]).
