@@ -56,6 +56,14 @@ var rolePriors = map[string]float64{
 	"minified":  0.3,
 }
 
+// rolePrior is the prior of a role, 1 for one without.
+func rolePrior(role string) float64 {
+	if p, ok := rolePriors[role]; ok {
+		return p
+	}
+	return 1
+}
+
 const (
 	// defBoost is what defining a name of the question adds, in units of
 	// the pool's best score; defOtherPackage scales it when the question

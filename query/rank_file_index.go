@@ -74,7 +74,10 @@ type fileEntry struct {
 	sourceID, collectionID, path string
 	role, kind, language         string
 	bytes                        int64
-	print                        string // what changes when its counts may have
+	// prior is the role's prior (rolePriors), 1 for a role without one:
+	// looked up once here, not at every search for every file.
+	prior float64
+	print string // what changes when its counts may have
 	// first and last are the range of rows (evidence seq) of its units;
 	// 0, 0 when it has none.
 	first, last int64
@@ -183,6 +186,7 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 			rows.Close()
 			return nil, fmt.Errorf("search: file index: %w", err)
 		}
+		f.prior = rolePrior(f.role)
 		now = append(now, f)
 		total += n
 	}
@@ -525,8 +529,8 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 	for row, ref := range fs.refs {
 		e := fs.ix.entry(ref)
 		s := q.fileScore(fs.tf[row*fs.nt:(row+1)*fs.nt], fs.path[row*fs.nt:(row+1)*fs.nt], e.bytes)
-		if p, ok := rolePriors[e.role]; ok && len(q.asked) == 0 {
-			s *= p
+		if len(q.asked) == 0 {
+			s *= e.prior
 		}
 		if s <= 0 || w >= 0 && s < top[w].score {
 			continue
