@@ -154,7 +154,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 	}
 	for k, a := range files {
 		if kf, ok := kept[k]; ok {
-			a.tf = kf.tf
+			a.tf, a.bytes = kf.tf, kf.bytes
 		}
 		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
 	}

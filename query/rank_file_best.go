@@ -326,6 +326,56 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	return cands, nil
 }
 
+// sqlFileSizes reads the sizes of the given files (JSON pairs
+// [source_id, path]).
+const sqlFileSizes = `SELECT f.source_id, f.path, f.size FROM json_each(?) j
+	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1`
+
+// fileSizes sets the file size of the candidates whose file has no kept
+// counts (a file's kept counts hold its size): rerankFiles normalizes the
+// sum of such a file's pooled units by it. Usually there are none.
+func (e *Engine) fileSizes(ctx context.Context, tx *sql.Tx, kept map[string]*keptFile, cands []*candidate) error {
+	var pairs [][2]string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		k := fileKeyOf(c.sourceID, c.path)
+		if _, ok := kept[k]; !ok && !seen[k] {
+			seen[k] = true
+			pairs = append(pairs, [2]string{c.sourceID, c.path})
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(pairs)
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	rows, err := e.query(ctx, tx, sqlFileSizes, string(list))
+	if err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	sizes := make(map[string]int64, len(pairs))
+	for rows.Next() {
+		var src, p string
+		var n int64
+		if err := rows.Scan(&src, &p, &n); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		sizes[fileKeyOf(src, p)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	for _, c := range cands {
+		if n, ok := sizes[fileKeyOf(c.sourceID, c.path)]; ok {
+			c.fileBytes = n
+		}
+	}
+	return nil
+}
+
 // sqlLeavesIn lists the leaf units (evidence seq) within the given ranges
 // of rows (JSON pairs [first, last]).
 const sqlLeavesIn = `SELECT e.seq FROM json_each(?) j JOIN evidence e ON e.seq BETWEEN j.value ->> 0 AND j.value ->> 1 WHERE e.leaf = 1`

@@ -575,3 +575,40 @@ func TestTitleQualifiedDefinition(t *testing.T) {
 		t.Errorf("first hit %v, want the unit titled res.sendFile", titles)
 	}
 }
+
+// A file without kept counts (indexed before they were kept) has its size
+// read for the candidates of its units, which rerankFiles normalizes its
+// pooled units' sum by; a file with them takes its size from them.
+func TestFileSizesOfFilesWithoutCounts(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("d", "default", definitionTree)
+	ctx := context.Background()
+	q, _, tx, release := indexedQueryTx(t, env, "ParseIP")
+	defer release()
+	seqs, err := scanIDs(tx.QueryContext(ctx, `SELECT seq FROM evidence WHERE leaf = 1`))
+	if err != nil || len(seqs) == 0 {
+		t.Fatalf("units: %d, %v", len(seqs), err)
+	}
+	cands, err := env.engine.fetchCandidates(ctx, tx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]*keptFile{}
+	first := fileKeyOf(cands[0].sourceID, cands[0].path)
+	kept[first] = &keptFile{tf: make([]float64, len(q.terms)), bytes: 1}
+	if err := env.engine.fileSizes(ctx, tx, kept, cands); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cands {
+		var size int64
+		if err := tx.QueryRowContext(ctx, `SELECT size FROM files WHERE source_id = ? AND path = ?`, c.sourceID, c.path).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case fileKeyOf(c.sourceID, c.path) == first && c.fileBytes != 0:
+			t.Errorf("%s: size %d read, but its kept counts hold it", c.path, c.fileBytes)
+		case fileKeyOf(c.sourceID, c.path) != first && c.fileBytes != size:
+			t.Errorf("%s: size %d, want %d", c.path, c.fileBytes, size)
+		}
+	}
+}

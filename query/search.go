@@ -80,7 +80,7 @@ type candidate struct {
 	hash         string
 	text         string
 	codeTerms    string
-	fileBytes    int64 // the size of its file
+	fileBytes    int64 // the size of its file, read (fileSizes) only when it has no kept counts
 	score        float64
 	// fileTF is the unit's weighted term frequency of each query term in
 	// the columns that whole-file evidence sums (rank_file.go); pathTF
@@ -336,6 +336,9 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			return nil, err
 		}
 	}
+	if err := e.fileSizes(ctx, tx, kept, cands); err != nil {
+		return nil, err
+	}
 	rerankFiles(q, q.asked, kept, cands)
 	return cands, nil
 }
@@ -455,7 +458,7 @@ func (e *Engine) fetchCandidates(ctx context.Context, tx *sql.Tx, seqs []int64) 
 // scan reads a candidate from a row of fetchColumns.
 func (c *candidate) scan(rows *sql.Rows) error {
 	if err := rows.Scan(&c.seq, &c.evidenceID, &c.sourceID, &c.revisionID, &c.collectionID, &c.kind,
-		&c.language, &c.role, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms, &c.fileBytes); err != nil {
+		&c.language, &c.role, &c.path, &c.title, &c.headingJSON, &c.startLine, &c.endLine, &c.hash, &c.text, &c.codeTerms); err != nil {
 		return fmt.Errorf("search: %w", err)
 	}
 	c.decodeHeadings()

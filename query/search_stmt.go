@@ -38,7 +38,7 @@ const (
 // (candidate.scan).
 const fetchColumns = `e.seq, e.evidence_id, e.source_id, e.revision_id, e.collection_id, e.kind,
 	e.language, e.role, e.path, e.title, e.heading_path, e.start_line, e.end_line, e.sha256, e.text,
-	e.code_terms, coalesce((SELECT fi.size FROM files fi WHERE fi.source_id = e.source_id AND fi.path = e.path), 0)`
+	e.code_terms`
 
 var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale, sqlFileTerms, sqlFileRanges, sqlLeavesIn}
 
