@@ -211,8 +211,10 @@ func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 // completeBestFiles adds to the pool the units of the best files (by
 // fileScore of their kept terms, times their role prior), of the pool's
 // and of probed, that match the question and are not in it yet; done
-// lists files whose units were read whole already (the named files).
-func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *preparedQuery, sf *scopeFilter, fs *fileScores, kept map[string]*keptFile, probed, done [][2]string, cands []*candidate) ([]*candidate, error) {
+// lists files whose units were read whole already (the named files). It
+// serves a search without the file index; with one, planBest chooses the
+// files before stage A and bestFetch reads them beside it.
+func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, kept map[string]*keptFile, probed, done [][2]string, cands []*candidate) ([]*candidate, error) {
 	if len(q.clauses) == 0 {
 		return cands, nil
 	}
@@ -223,10 +225,7 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 	for _, d := range done {
 		skip[fileKeyOf(d[0], d[1])] = true
 	}
-	in := make(map[int64]bool, len(cands))
-	for _, c := range cands {
-		in[c.seq] = true
-	}
+	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
 	var files []bestFile
 	for _, f := range append(filesOf(cands), probed...) {
 		k := fileKeyOf(f[0], f[1])
@@ -236,8 +235,8 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		}
 		skip[k] = true
 		score := q.fileScore(kf.tf, sc.pathTF(f[1]), kf.bytes)
-		if p, ok := rolePriors[kf.role]; ok && len(q.asked) == 0 {
-			score *= p
+		if len(q.asked) == 0 {
+			score *= rolePrior(kf.role)
 		}
 		files = append(files, bestFile{k, f[0], f[1], score})
 	}
@@ -247,83 +246,135 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, sc *scorer, 
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	// With the file index, the small files among the best are read whole
-	// as well, without FTS5: their units are a few rows of the range.
-	limit := bestFiles
-	if fs != nil {
-		limit = smallBestFiles
-	}
-	files = files[:min(len(files), limit)]
+	files = files[:min(len(files), bestFiles)]
 	if len(files) == 0 {
 		return cands, nil
 	}
-	var ranges [][2]int64 // the files whose matching units FTS5 finds
-	direct := map[int64]bool{}
-	var seqs []int64
-	if fs != nil {
-		var small [][2]int64
-		for i, f := range files {
-			r, ok := fs.rangeOf(f.key)
-			switch {
-			case !ok:
-			case r[1]-r[0] < smallFileRows:
-				small = append(small, r)
-			case i < bestFiles:
-				ranges = append(ranges, r)
-			}
-		}
-		leaves, err := e.leavesIn(ctx, tx, small)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range leaves {
-			if !in[id] {
-				in[id], direct[id] = true, true
-				seqs = append(seqs, id)
-			}
-		}
-	} else {
-		var err error
-		if ranges, err = e.fileRanges(ctx, tx, files[:min(len(files), bestFiles)]); err != nil {
-			return nil, err
-		}
-	}
-	from, where, fargs := sf.ftsFrom()
-	// One statement for every file: its text is the same for each.
-	st, err := tx.PrepareContext(ctx, "SELECT f.rowid FROM "+from+" WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?"+where+" LIMIT ?")
+	ranges, err := e.fileRanges(ctx, tx, files)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, err
 	}
-	defer st.Close()
-	match := exhaustiveProbes(q)[0].match
-	for _, r := range ranges {
-		args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
-		ids, err := scanIDs(st.QueryContext(ctx, args...))
-		if err != nil {
-			return nil, err
+	more, err := e.bestUnits(ctx, tx, q, sf, bestPlan{ranges: ranges})
+	if err != nil {
+		return nil, err
+	}
+	return mergeUnits(cands, more), nil
+}
+
+// bestPlan is what completing the best files reads: the ranges of rows of
+// the small files, read whole (a few rows, no FTS5 statement), and of the
+// others, whose matching units FTS5 finds.
+type bestPlan struct {
+	small, ranges [][2]int64
+}
+
+func (p bestPlan) empty() bool { return len(p.small) == 0 && len(p.ranges) == 0 }
+
+// planBest chooses the best files from the file index's scores of every
+// file in scope: of the smallBestFiles best (the named files left out:
+// completeFiles reads them whole), those of fewer than smallFileRows rows
+// are read whole, and the first bestFiles of the others completed. It
+// needs nothing of stage A, so the reading can run beside it.
+func planBest(q *preparedQuery, fs *fileScores, named [][2]string) bestPlan {
+	var plan bestPlan
+	if len(q.clauses) == 0 {
+		return plan
+	}
+	skip := make(map[string]bool, len(named))
+	for _, d := range named {
+		skip[fileKeyOf(d[0], d[1])] = true
+	}
+	i := 0
+	for _, f := range fs.best(q, smallBestFiles+len(named)) {
+		k := fileKeyOf(f[0], f[1])
+		if skip[k] || i >= smallBestFiles {
+			continue
 		}
-		for _, id := range ids {
-			if !in[id] {
-				in[id] = true
-				seqs = append(seqs, id)
+		r, ok := fs.rangeOf(k)
+		switch {
+		case !ok:
+		case r[1]-r[0] < smallFileRows:
+			plan.small = append(plan.small, r)
+		case i < bestFiles:
+			plan.ranges = append(plan.ranges, r)
+		}
+		i++
+	}
+	return plan
+}
+
+// bestUnits reads the units of the plan's files that match the question,
+// scored by a scorer of its own (it may run beside stage A). A unit read
+// whole from a small file is a match as FTS5 would have found it, or none.
+func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, plan bestPlan) ([]*candidate, error) {
+	if plan.empty() {
+		return nil, nil
+	}
+	leaves, err := e.leavesIn(ctx, tx, plan.small)
+	if err != nil {
+		return nil, err
+	}
+	direct := make(map[int64]bool, len(leaves))
+	seqs := leaves
+	for _, id := range leaves {
+		direct[id] = true
+	}
+	if len(plan.ranges) > 0 {
+		from, where, fargs := sf.ftsFrom()
+		// One statement for every file: its text is the same for each.
+		st, err := tx.PrepareContext(ctx, "SELECT f.rowid FROM "+from+" WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?"+where+" LIMIT ?")
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		defer st.Close()
+		match := exhaustiveProbes(q)[0].match
+		for _, r := range plan.ranges {
+			args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
+			ids, err := scanIDs(st.QueryContext(ctx, args...))
+			if err != nil {
+				return nil, err
 			}
+			seqs = append(seqs, ids...)
 		}
 	}
 	if len(seqs) == 0 {
-		return cands, nil
+		return nil, nil
 	}
 	more, err := e.fetchCandidates(ctx, tx, seqs)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range more {
-		// A unit read whole from a small file is a match as FTS5 would
-		// have found it, or none.
+	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
+	out := more[:0]
+	for i, c := range more {
+		if i%scoreCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if c.score = sc.score(c); c.score > 0 && (!direct[c.seq] || sc.matchesQuery(q.pq)) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// mergeUnits adds to the pool the units it lacks.
+func mergeUnits(cands, more []*candidate) []*candidate {
+	if len(more) == 0 {
+		return cands
+	}
+	in := make(map[int64]bool, len(cands))
+	for _, c := range cands {
+		in[c.seq] = true
+	}
+	for _, c := range more {
+		if !in[c.seq] {
+			in[c.seq] = true
 			cands = append(cands, c)
 		}
 	}
-	return cands, nil
+	return cands
 }
 
 // sqlFileSizes reads the sizes of the given files (JSON pairs

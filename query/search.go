@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tychora/tychora/workspace"
 )
@@ -38,6 +39,10 @@ type Engine struct {
 	// fileIdx is the file index (rank_file_index.go).
 	fileIdx fileIndexCache
 	warming sync.WaitGroup
+	// helpers bounds the searches' helper connections (rank_file_best_fetch.go).
+	helperOnce sync.Once
+	helpers    chan struct{}
+	helped     atomic.Int64 // searches whose helper read their best files
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget
@@ -140,12 +145,17 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return Ranked{}, err
 	}
 	q.asked = rolesAsked(&pq, norm.Filters)
+	fe, err := e.fileEvidence(ctx, tx, q, &sf)
+	if err != nil {
+		return Ranked{}, err
+	}
+	defer fe.best.stop()
 	cands, total, err := e.candidates(ctx, tx, q, &sf, pool)
 	if err != nil {
 		return Ranked{}, err
 	}
 	out.TotalMatches = total
-	if cands, err = e.rank(ctx, tx, q, &sf, cands); err != nil {
+	if cands, err = e.rank(ctx, tx, q, &sf, fe, cands); err != nil {
 		return Ranked{}, err
 	}
 	// Completion (rank_file.go) may add matches the count did not reach.
@@ -267,10 +277,47 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	return cands, max(total, len(cands)), nil
 }
 
-// rank runs stage B: it scores every candidate, completes the best files
-// (completeFiles), applies the profile's feedback and the file priors
-// (rerankFiles), and returns the candidates best first.
-func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, cands []*candidate) ([]*candidate, error) {
+// fileEvidence is what the search knows of files before stage A: the
+// files the question names, the file index's scores of every file in
+// scope (nil without the index), and the reading of the best files'
+// units, started beside stage A.
+type fileEvidence struct {
+	named [][2]string
+	fs    *fileScores
+	best  *bestFetch
+}
+
+// fileEvidence looks up the named files and scores every file in scope,
+// and starts reading the best files' units.
+func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter) (*fileEvidence, error) {
+	fe := &fileEvidence{}
+	if e.Exhaustive {
+		return fe, nil
+	}
+	names, err := e.names.get(ctx, e, tx, q.stats.generation)
+	if err != nil {
+		return nil, err
+	}
+	fe.named = names.lookup(q.nameStems(), sf)
+	// The file index scores every file in scope; without it (a facet
+	// filter, a workspace too large for one) the whole-file FTS5 index
+	// proposes the best files after stage A, and the pool's files' counts
+	// are read.
+	ix, err := e.fileIdx.get(ctx, e, tx, q.stats.generation)
+	if err != nil {
+		return nil, err
+	}
+	if fe.fs = ix.score(q, sf); fe.fs != nil {
+		fe.best = e.startBest(ctx, q, sf, planBest(q, fe.fs, fe.named))
+	}
+	return fe, nil
+}
+
+// rank runs stage B: it scores every candidate, completes the named and
+// the best files (completeFiles, fileEvidence), applies the profile's
+// feedback and the file priors (rerankFiles), and returns the candidates
+// best first.
+func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, fe *fileEvidence, cands []*candidate) ([]*candidate, error) {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
 	for i, c := range cands {
 		if i%scoreCheckEvery == 0 {
@@ -280,46 +327,30 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 		}
 		c.score = sc.score(c)
 	}
-	var named [][2]string
-	if !e.Exhaustive {
-		names, err := e.names.get(ctx, e, tx, q.stats.generation)
-		if err != nil {
-			return nil, err
-		}
-		named = names.lookup(q.nameStems(), sf)
-		if cands, err = e.completeFiles(ctx, tx, sc, q, sf, named, cands); err != nil {
-			return nil, err
-		}
-	}
-	// The file index scores every file in scope; without it (a facet
-	// filter, a workspace too large for one) the whole-file FTS5 index
-	// proposes the best files and the pool's files' counts are read.
-	var fs *fileScores
-	if !e.Exhaustive {
-		ix, err := e.fileIdx.get(ctx, e, tx, q.stats.generation)
-		if err != nil {
-			return nil, err
-		}
-		fs = ix.score(q, sf)
-	}
-	kept := map[string]*keptFile{}
-	if err := e.keepFiles(ctx, tx, q, fs, filesOf(cands), kept); err != nil {
+	var err error
+	if cands, err = e.completeFiles(ctx, tx, sc, q, sf, fe.named, cands); err != nil {
 		return nil, err
 	}
+	fs := fe.fs
+	kept := map[string]*keptFile{}
 	if !e.Exhaustive {
-		var probed [][2]string
-		if fs != nil {
-			probed = fs.best(q, smallBestFiles)
-			fs.keep(probed, kept)
-		} else {
-			var err error
-			if probed, err = e.probeFiles(ctx, tx, q, sf); err != nil {
+		if fe.best != nil {
+			more, err := fe.best.wait(ctx, tx)
+			if err != nil {
 				return nil, err
 			}
-		}
-		var err error
-		if cands, err = e.completeBestFiles(ctx, tx, sc, q, sf, fs, kept, probed, named, cands); err != nil {
-			return nil, err
+			cands = mergeUnits(cands, more)
+		} else {
+			if err := e.keepFiles(ctx, tx, q, nil, filesOf(cands), kept); err != nil {
+				return nil, err
+			}
+			probed, err := e.probeFiles(ctx, tx, q, sf)
+			if err != nil {
+				return nil, err
+			}
+			if cands, err = e.completeBestFiles(ctx, tx, q, sf, kept, probed, fe.named, cands); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if q.prof.prfDocs > 0 {
@@ -328,13 +359,12 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 		}
 		// Feedback may add terms: the files' counts of those too.
 		if fs != nil {
-			ix := fs.ix
-			fs = ix.score(q, sf)
+			fs = fs.ix.score(q, sf)
 		}
 		kept = map[string]*keptFile{}
-		if err := e.keepFiles(ctx, tx, q, fs, filesOf(cands), kept); err != nil {
-			return nil, err
-		}
+	}
+	if err := e.keepFiles(ctx, tx, q, fs, filesOf(cands), kept); err != nil {
+		return nil, err
 	}
 	if err := e.fileSizes(ctx, tx, kept, cands); err != nil {
 		return nil, err

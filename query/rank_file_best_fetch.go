@@ -1,0 +1,124 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"runtime"
+	"sync/atomic"
+)
+
+// Reading the best files beside stage A. The file index chooses the best
+// files before stage A runs (planBest), so their units can be read on a
+// second read connection while stage A's probes run on the search's own:
+// the search then waits for the longer of the two, not for their sum
+// (bench/README.md, "Best files beside stage A").
+//
+// The helper is only ever an offer. It runs when a helper slot is free
+// (helperSlots, so that under load a search keeps to one connection and
+// one core), reads within a snapshot of the same index generation as the
+// search (or gives its work back), and is taken back by the search when it
+// has not got its connection by the time the search needs its units: the
+// search then reads them itself, in its own transaction, as it would
+// without a helper. So a search never waits on a connection for its
+// helper, and never ranks units of another generation.
+
+// errOtherGeneration: the helper's snapshot saw another index generation
+// than the search's.
+var errOtherGeneration = errors.New("search: index changed under the search")
+
+// bestFetch is the reading of a plan's units, on a helper connection or
+// in the search's own transaction.
+type bestFetch struct {
+	e    *Engine
+	q    *preparedQuery
+	sf   *scopeFilter
+	plan bestPlan
+
+	// state: 0 the helper has not started reading; 1 it reads (the search
+	// waits for it); 2 the search took the work back.
+	state  atomic.Int32
+	cancel context.CancelFunc
+	done   chan struct{}
+	units  []*candidate
+	err    error
+}
+
+// helperSlots bounds the helpers running at once, across searches.
+func helperSlots(procs int) int { return max(1, procs/2) }
+
+// startBest starts reading the plan's units on a helper connection when a
+// helper slot is free; else the search reads them when it needs them.
+func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilter, plan bestPlan) *bestFetch {
+	b := &bestFetch{e: e, q: q, sf: sf, plan: plan}
+	if plan.empty() {
+		b.state.Store(2)
+		return b
+	}
+	e.helperOnce.Do(func() { e.helpers = make(chan struct{}, helperSlots(runtime.GOMAXPROCS(0))) })
+	select {
+	case e.helpers <- struct{}{}:
+	default:
+		b.state.Store(2)
+		return b
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	b.cancel, b.done = cancel, make(chan struct{})
+	gen := q.stats.generation
+	go func() {
+		defer close(b.done)
+		defer func() { <-e.helpers }()
+		tx, release, err := e.begin(hctx)
+		if err != nil {
+			return // taken back, or the search's context ended
+		}
+		defer release()
+		if !b.state.CompareAndSwap(0, 1) {
+			return
+		}
+		now, _, err := readGeneration(hctx, e, tx)
+		switch {
+		case err != nil:
+			b.err = err
+		case !bytes.Equal(now, gen):
+			b.err = errOtherGeneration
+		default:
+			if b.units, b.err = e.bestUnits(hctx, tx, q, sf, b.plan); b.err == nil {
+				e.helped.Add(1)
+			}
+		}
+	}()
+	return b
+}
+
+// wait returns the plan's units: the helper's, or read in tx when the
+// helper had not started, failed, or saw another generation.
+func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx) ([]*candidate, error) {
+	if b.state.CompareAndSwap(0, 2) {
+		b.stop()
+		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+	}
+	if b.done == nil { // never started
+		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+	}
+	<-b.done
+	b.cancel()
+	if b.err != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+	}
+	return b.units, nil
+}
+
+// stop ends the helper, if any, and waits for it: a search that fails or
+// returns early leaves nothing running.
+func (b *bestFetch) stop() {
+	if b == nil || b.done == nil {
+		return
+	}
+	b.cancel()
+	<-b.done
+}

@@ -1,0 +1,139 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// bestFetchTree is a tree where completing the best files changes the
+// page: forty files about glaciers, of several sections each.
+func bestFetchTree() map[string]string {
+	files := fileIndexTree()
+	words := []string{"glacier", "moraine", "crevasse", "serac", "firn", "ablation"}
+	for i := range 40 {
+		a, b := words[i%len(words)], words[(i/len(words))%len(words)]
+		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("# The %s, note %d\n\n## Ice\n\nThe %s and the %s of the ice, %d.\n\n## Rock\n\nA %s over rock, %s again.\n\n## Water\n\nMelt water under the %s.\n\n## Air\n\nCold air over the %s.\n", a, i, a, b, i, b, a, a, b)
+	}
+	return files
+}
+
+// The best files read beside stage A, on a helper connection, give the
+// page the search gives when it reads them itself.
+func TestBestFilesBesideStageA(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("d", "default", bestFetchTree())
+	alone := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections}
+	alone.helperOnce.Do(func() { alone.helpers = make(chan struct{}) }) // no helper slot: always inline
+	ctx := context.Background()
+	compared := 0
+	for _, question := range []string{"glacier moraine crevasse", "serac firn ablation ice", "melt water under the firn", "ParseIP addresses"} {
+		req := QueryRequest{Question: question}
+		want, err := alone.Search(ctx, env.all, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alone.helped.Load() != 0 {
+			t.Fatalf("%q: a helper ran without a slot", question)
+		}
+		// A search takes its helper's work back when it needs the units
+		// before the helper has a connection: try until one helps.
+		for range 20 {
+			helped := env.engine.helped.Load()
+			got := env.search(env.all, req)
+			if env.engine.helped.Load() == helped {
+				continue
+			}
+			compared++
+			if len(got.Hits) == 0 || len(got.Hits) != len(want.Hits) {
+				t.Fatalf("%q: %d hits beside stage A, %d alone", question, len(got.Hits), len(want.Hits))
+			}
+			for i := range got.Hits {
+				if g, w := got.Hits[i], want.Hits[i]; g.EvidenceID != w.EvidenceID || g.Score != w.Score {
+					t.Errorf("%q: hit %d is %s (%v) beside stage A, %s (%v) alone", question, i, g.EvidenceID, g.Score, w.EvidenceID, w.Score)
+				}
+			}
+			if got.TotalMatches != want.TotalMatches {
+				t.Errorf("%q: total_matches %d beside stage A, %d alone", question, got.TotalMatches, want.TotalMatches)
+			}
+			break
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no helper read the best files of any search")
+	}
+}
+
+func seqsOf(cs []*candidate) []int64 {
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		out[i] = c.seq
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A helper whose snapshot is of another index generation gives its work
+// back, and the search reads the units itself.
+func TestBestFetchOtherGeneration(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("d", "default", bestFetchTree())
+	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
+	defer release()
+	ctx := context.Background()
+	sf := &scopeFilter{}
+	plan := planBest(q, ix.score(q, sf), nil)
+	if len(plan.ranges) == 0 {
+		t.Fatalf("no best file to complete: %+v", plan)
+	}
+	want, err := env.engine.bestUnits(ctx, tx, q, sf, plan)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("best units: %d, %v", len(want), err)
+	}
+	other := *q
+	other.stats.generation = []byte("another generation")
+	b := env.engine.startBest(ctx, &other, sf, plan)
+	<-b.done // let the helper see the other generation
+	if !errors.Is(b.err, errOtherGeneration) {
+		t.Fatalf("helper error %v, want errOtherGeneration", b.err)
+	}
+	got, err := b.wait(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := seqsOf(got), seqsOf(want); !slices.Equal(g, w) {
+		t.Errorf("units %v after the helper gave back, want %v", g, w)
+	}
+}
+
+// A search whose caller leaves stops its helper, which frees its slot.
+func TestBestFetchStopsWithTheSearch(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("d", "default", bestFetchTree())
+	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
+	defer release()
+	sf := &scopeFilter{}
+	plan := planBest(q, ix.score(q, sf), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	b := env.engine.startBest(ctx, q, sf, plan)
+	if b.done == nil {
+		t.Fatal("no helper started")
+	}
+	cancel()
+	// The helper may have finished before the caller left; else the
+	// wait ends with the caller's error.
+	if _, err := b.wait(ctx, tx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("wait after the caller left: %v, want context.Canceled", err)
+	}
+	b.stop()
+	select {
+	case <-b.done:
+	default:
+		t.Fatal("the helper runs after stop")
+	}
+	if n := len(env.engine.helpers); n != 0 {
+		t.Errorf("%d helper slots held after the search", n)
+	}
+}
