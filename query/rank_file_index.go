@@ -441,6 +441,10 @@ func (ix *fileIndex) score(q *preparedQuery, sf *scopeFilter) *fileScores {
 	}
 	nb := int32(len(ix.base.files))
 	fs := &fileScores{ix: ix, nt: nt, slots: make([]int32, int(nb)+len(ix.delta.files))}
+	// Room for a row of each file that may hold a word, zeroed once: a
+	// new row is the next nt of it.
+	rows := min(walked, len(fs.slots))
+	fs.tf, fs.path = make([]float64, 0, rows*nt), make([]float64, 0, rows*nt)
 	// inScope caches the scope test: 1 in, -1 out.
 	inScope := make([]int8, len(fs.slots))
 	w := &q.prof.fields
@@ -472,8 +476,8 @@ func (ix *fileIndex) score(q *preparedQuery, sf *scopeFilter) *fileScores {
 					row = int32(len(fs.refs))
 					fs.slots[ref] = row + 1
 					fs.refs = append(fs.refs, ref)
-					fs.tf = append(fs.tf, make([]float64, nt)...)
-					fs.path = append(fs.path, make([]float64, nt)...)
+					fs.tf = fs.tf[:len(fs.tf)+nt]
+					fs.path = fs.path[:len(fs.path)+nt]
 				}
 				x := w[fieldTitle].weight*float64(p.title) + w[fieldBody].weight*float64(p.text) + w[fieldCode].weight*float64(p.code)
 				base := int(row) * nt
@@ -515,14 +519,17 @@ func (fs *fileScores) keep(files [][2]string, kept map[string]*keptFile) {
 // role prior, as completeBestFiles orders them, ties by key), best first.
 func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 	type scored struct {
-		key   string
 		ref   fileRef
 		score float64
 	}
+	key := func(ref fileRef) string {
+		e := fs.ix.entry(ref)
+		return fileKeyOf(e.sourceID, e.path)
+	}
 	// worse orders a below b: lower score, or the same score and a later
-	// key.
+	// key (keys are built for ties only).
 	worse := func(a, b *scored) bool {
-		return a.score < b.score || a.score == b.score && a.key > b.key
+		return a.score < b.score || a.score == b.score && key(a.ref) > key(b.ref)
 	}
 	top := make([]scored, 0, n)
 	w := -1 // the worst of top once it is full
@@ -535,7 +542,7 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 		if s <= 0 || w >= 0 && s < top[w].score {
 			continue
 		}
-		c := scored{fileKeyOf(e.sourceID, e.path), ref, s}
+		c := scored{ref, s}
 		switch {
 		case len(top) < n:
 			top = append(top, c)
@@ -557,7 +564,7 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.key, b.key)
+		return cmp.Compare(key(a.ref), key(b.ref))
 	})
 	out := make([][2]string, len(top))
 	for i, t := range top {
