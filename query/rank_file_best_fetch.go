@@ -9,9 +9,10 @@ import (
 	"sync/atomic"
 )
 
-// Reading the best files beside stage A. The file index chooses the best
-// files before stage A runs (planBest), so their units can be read on a
-// second read connection while stage A's probes run on the search's own:
+// Reading the best files beside stage A. The file index scores every file
+// and chooses the best ones without stage A (planBest), so that work and
+// the reading of their units can run on a helper, with a second read
+// connection, while stage A's probes run on the search's own:
 // the search then waits for the longer of the two, not for their sum
 // (bench/README.md, "Best files beside stage A").
 //
@@ -28,13 +29,21 @@ import (
 // than the search's.
 var errOtherGeneration = errors.New("search: index changed under the search")
 
-// bestFetch is the reading of a plan's units, on a helper connection or
-// in the search's own transaction.
+// bestFetch is the scoring of every file in scope, the choice of the best
+// files and the reading of their units: on a helper beside stage A, or in
+// the search's own transaction.
 type bestFetch struct {
-	e    *Engine
-	q    *preparedQuery
-	sf   *scopeFilter
-	plan bestPlan
+	e     *Engine
+	q     *preparedQuery
+	sf    *scopeFilter
+	ix    *fileIndex
+	named [][2]string
+
+	// fs and plan are the files' scores (nil when the index cannot serve
+	// the search) and the best files; set before planned is closed.
+	fs      *fileScores
+	plan    bestPlan
+	planned chan struct{}
 
 	// state: 0 the helper has not started reading; 1 it reads (the search
 	// waits for it); 2 the search took the work back.
@@ -48,14 +57,18 @@ type bestFetch struct {
 // helperSlots bounds the helpers running at once, across searches.
 func helperSlots(procs int) int { return max(1, procs/2) }
 
-// startBest starts reading the plan's units on a helper connection when a
-// helper slot is free; else the search reads them when it needs them.
-func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilter, plan bestPlan) *bestFetch {
-	b := &bestFetch{e: e, q: q, sf: sf, plan: plan}
-	if plan.empty() {
-		b.state.Store(2)
-		return b
+// choose scores every file in scope and plans the best files.
+func (b *bestFetch) choose() {
+	if b.fs = b.ix.score(b.q, b.sf); b.fs != nil {
+		b.plan = planBest(b.q, b.fs, b.named)
 	}
+}
+
+// startBest starts scoring the files and reading the best files' units
+// on a helper when a helper slot is free; else the search does it when
+// it needs them.
+func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilter, ix *fileIndex, named [][2]string) *bestFetch {
+	b := &bestFetch{e: e, q: q, sf: sf, ix: ix, named: named}
 	e.helperOnce.Do(func() { e.helpers = make(chan struct{}, helperSlots(runtime.GOMAXPROCS(0))) })
 	select {
 	case e.helpers <- struct{}{}:
@@ -64,11 +77,16 @@ func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilte
 		return b
 	}
 	hctx, cancel := context.WithCancel(ctx)
-	b.cancel, b.done = cancel, make(chan struct{})
+	b.cancel, b.done, b.planned = cancel, make(chan struct{}), make(chan struct{})
 	gen := q.stats.generation
 	go func() {
 		defer close(b.done)
 		defer func() { <-e.helpers }()
+		b.choose()
+		close(b.planned)
+		if b.plan.empty() {
+			return
+		}
 		tx, release, err := e.begin(hctx)
 		if err != nil {
 			return // taken back, or the search's context ended
@@ -92,25 +110,30 @@ func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilte
 	return b
 }
 
-// wait returns the plan's units: the helper's, or read in tx when the
-// helper had not started, failed, or saw another generation.
-func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx) ([]*candidate, error) {
-	if b.state.CompareAndSwap(0, 2) {
-		b.stop()
-		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+// wait returns the files' scores (nil: the index cannot serve the search)
+// and the best files' units: the helper's, or read in tx when the helper
+// had not started reading, failed, or saw another generation.
+func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx) (*fileScores, []*candidate, error) {
+	if b.done == nil { // no helper
+		b.choose()
+		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+		return b.fs, units, err
 	}
-	if b.done == nil { // never started
-		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+	if b.state.CompareAndSwap(0, 2) {
+		b.stop() // the helper has chosen the files when it ends
+		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+		return b.fs, units, err
 	}
 	<-b.done
 	b.cancel()
 	if b.err != nil {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
+		return b.fs, units, err
 	}
-	return b.units, nil
+	return b.fs, b.units, nil
 }
 
 // stop ends the helper, if any, and waits for it: a search that fails or

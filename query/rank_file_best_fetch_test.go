@@ -94,13 +94,13 @@ func TestBestFetchOtherGeneration(t *testing.T) {
 	}
 	other := *q
 	other.stats.generation = []byte("another generation")
-	b := env.engine.startBest(ctx, &other, sf, plan)
+	b := env.engine.startBest(ctx, &other, sf, ix, nil)
 	<-b.done // let the helper see the other generation
 	if !errors.Is(b.err, errOtherGeneration) {
 		t.Fatalf("helper error %v, want errOtherGeneration", b.err)
 	}
-	got, err := b.wait(ctx, tx)
-	if err != nil {
+	fs, got, err := b.wait(ctx, tx)
+	if err != nil || fs == nil {
 		t.Fatal(err)
 	}
 	if g, w := seqsOf(got), seqsOf(want); !slices.Equal(g, w) {
@@ -115,16 +115,15 @@ func TestBestFetchStopsWithTheSearch(t *testing.T) {
 	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
 	defer release()
 	sf := &scopeFilter{}
-	plan := planBest(q, ix.score(q, sf), nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	b := env.engine.startBest(ctx, q, sf, plan)
+	b := env.engine.startBest(ctx, q, sf, ix, nil)
 	if b.done == nil {
 		t.Fatal("no helper started")
 	}
 	cancel()
 	// The helper may have finished before the caller left; else the
 	// wait ends with the caller's error.
-	if _, err := b.wait(ctx, tx); err != nil && !errors.Is(err, context.Canceled) {
+	if _, _, err := b.wait(ctx, tx); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("wait after the caller left: %v, want context.Canceled", err)
 	}
 	b.stop()

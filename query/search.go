@@ -278,17 +278,16 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 }
 
 // fileEvidence is what the search knows of files before stage A: the
-// files the question names, the file index's scores of every file in
-// scope (nil without the index), and the reading of the best files'
-// units, started beside stage A.
+// files the question names, and the scoring of every file in scope by the
+// file index with the reading of the best files' units, started beside
+// stage A (nil without the index).
 type fileEvidence struct {
 	named [][2]string
-	fs    *fileScores
 	best  *bestFetch
 }
 
-// fileEvidence looks up the named files and scores every file in scope,
-// and starts reading the best files' units.
+// fileEvidence looks up the named files and starts scoring every file in
+// scope and reading the best files' units.
 func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter) (*fileEvidence, error) {
 	fe := &fileEvidence{}
 	if e.Exhaustive {
@@ -307,8 +306,8 @@ func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery,
 	if err != nil {
 		return nil, err
 	}
-	if fe.fs = ix.score(q, sf); fe.fs != nil {
-		fe.best = e.startBest(ctx, q, sf, planBest(q, fe.fs, fe.named))
+	if ix != nil && sf.fileIndexable() {
+		fe.best = e.startBest(ctx, q, sf, ix, fe.named)
 	}
 	return fe, nil
 }
@@ -331,16 +330,17 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 	if cands, err = e.completeFiles(ctx, tx, sc, q, sf, fe.named, cands); err != nil {
 		return nil, err
 	}
-	fs := fe.fs
+	var fs *fileScores
 	kept := map[string]*keptFile{}
+	if fe.best != nil {
+		var more []*candidate
+		if fs, more, err = fe.best.wait(ctx, tx); err != nil {
+			return nil, err
+		}
+		cands = mergeUnits(cands, more)
+	}
 	if !e.Exhaustive {
-		if fe.best != nil {
-			more, err := fe.best.wait(ctx, tx)
-			if err != nil {
-				return nil, err
-			}
-			cands = mergeUnits(cands, more)
-		} else {
+		if fs == nil {
 			if err := e.keepFiles(ctx, tx, q, nil, filesOf(cands), kept); err != nil {
 				return nil, err
 			}
