@@ -40,10 +40,9 @@ type bestFetch struct {
 	named [][2]string
 
 	// fs and plan are the files' scores (nil when the index cannot serve
-	// the search) and the best files; set before planned is closed.
-	fs      *fileScores
-	plan    bestPlan
-	planned chan struct{}
+	// the search) and the best files: the helper's, read once it ended.
+	fs   *fileScores
+	plan bestPlan
 
 	// state: 0 the helper has not started reading; 1 it reads (the search
 	// waits for it); 2 the search took the work back.
@@ -77,13 +76,12 @@ func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilte
 		return b
 	}
 	hctx, cancel := context.WithCancel(ctx)
-	b.cancel, b.done, b.planned = cancel, make(chan struct{}), make(chan struct{})
+	b.cancel, b.done = cancel, make(chan struct{})
 	gen := q.stats.generation
 	go func() {
 		defer close(b.done)
 		defer func() { <-e.helpers }()
 		b.choose()
-		close(b.planned)
 		if b.plan.empty() {
 			return
 		}
