@@ -56,8 +56,9 @@ type keptFile struct {
 
 // sqlFileTerms reads the kept term counts of the given files (JSON pairs
 // [source_id, path]).
-const sqlFileTerms = `SELECT f.source_id, f.path, f.terms, f.size, coalesce(f.role, '') FROM json_each(?) j
-	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
+const sqlFileTerms = `SELECT f.source_id, f.path, t.terms, f.size, coalesce(f.role, '') FROM json_each(?) j
+	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1
+	JOIN file_terms t ON t.source_id = f.source_id AND t.path = f.path`
 
 // sqlFileRanges is the range of rows (evidence seq) of each given file's
 // units (JSON pairs [source_id, path]), by the pair's index in the list.

@@ -15,7 +15,7 @@ import (
 )
 
 // The file index: the term counts kept with every indexed file
-// (files.terms, sources/file_terms.go), held in memory as postings per
+// (file_terms, sources/file_terms.go), held in memory as postings per
 // stem, so that a search scores every file that holds a word of the
 // question exactly, in one pass over those words' postings, instead of
 // asking the whole-file FTS5 index for its best files (bm25() reads each
@@ -40,7 +40,7 @@ import (
 // stems that collide would share postings and count as one word, which
 // at a few million stems happens with a chance of about 10⁻⁶.
 
-// maxFileIndexBytes bounds the encoded counts (sum of files.terms
+// maxFileIndexBytes bounds the encoded counts (sum of file_terms
 // lengths) a file index is built from: Go's source tree without its
 // testdata (7,401 files) has 27 MB of them, which the index holds in 53 MB
 // of memory (BenchmarkFileIndexBuild, bench/README.md). A
@@ -157,18 +157,19 @@ func (e *Engine) warm(ctx context.Context) error {
 // The range of its units' rows is part of the fingerprint: units
 // written again move it.
 const sqlFilePrints = `SELECT fi.source_id, s.collection_id, fi.path, fi.size, coalesce(fi.role, ''), coalesce(fi.kind, ''),
-	coalesce(fi.language, ''), coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' || length(fi.terms) ||
-	'/' || coalesce(fi.role, '') || '/' || fi.size || '/' || coalesce(r.lo, 0) || '/' || coalesce(r.hi, 0), length(fi.terms),
+	coalesce(fi.language, ''), coalesce(fi.extraction_id, '') || '/' || coalesce(fi.sha256, '') || '/' || length(t.terms) ||
+	'/' || coalesce(fi.role, '') || '/' || fi.size || '/' || coalesce(r.lo, 0) || '/' || coalesce(r.hi, 0), length(t.terms),
 	coalesce(r.lo, 0), coalesce(r.hi, 0)
 	FROM files fi JOIN sources s ON s.id = fi.source_id
+	JOIN file_terms t ON t.source_id = fi.source_id AND t.path = fi.path
 	LEFT JOIN (SELECT source_id, path, min(seq) AS lo, max(seq) AS hi FROM evidence GROUP BY source_id, path) r
 		ON r.source_id = fi.source_id AND r.path = fi.path
-	WHERE fi.status = 'indexed' AND fi.terms IS NOT NULL`
+	WHERE fi.status = 'indexed'`
 
 // sqlFileBlobs reads the kept counts of the given files (JSON pairs
 // [source_id, path]).
-const sqlFileBlobs = `SELECT f.source_id, f.path, f.terms FROM json_each(?) j
-	JOIN files f ON f.source_id = j.value ->> 0 AND f.path = j.value ->> 1 WHERE f.terms IS NOT NULL`
+const sqlFileBlobs = `SELECT t.source_id, t.path, t.terms FROM json_each(?) j
+	JOIN file_terms t ON t.source_id = j.value ->> 0 AND t.path = j.value ->> 1`
 
 // refreshFileIndex returns the index of the files tx sees: old with the
 // changed files in a new delta, or built whole; nil when too large.

@@ -8,7 +8,7 @@ import (
 )
 
 // The term counts kept at ingest are the counts the scorer makes: for
-// each file, the weighted term frequencies read from files.terms equal
+// each file, the weighted term frequencies read from file_terms equal
 // the sum of keepFileTF over every leaf unit of the file, scored one by
 // one. Titles with identifiers (parts count), text, code terms and
 // words that are stems of others are all in the tree.

@@ -8,7 +8,7 @@ import (
 )
 
 // File terms: each indexed file's term counts, kept with the file
-// (files.terms) so that ranking can score a whole file without reading it.
+// (the file_terms table) so that ranking can score a whole file without reading it.
 //
 // Ranking adds a BM25 score of a unit's whole file to the unit's own
 // (query/rank_file.go). Summed from the units a search happens to hold,

@@ -89,21 +89,60 @@ func TestFileTermsMigration(t *testing.T) {
 	e.write("proj/docs/guide.md", "# Guide\n\nRead me.\n")
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
-	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 0 {
+	if n := e.count(`SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM file_terms t WHERE t.source_id = f.source_id AND t.path = f.path)`); n != 0 {
 		t.Fatalf("%d indexed files have no terms", n)
 	}
 	e.rewind(t, append(append([]string(nil), undoVisionMigration...),
 		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
 		`DELETE FROM schema_migrations WHERE version >= 12`)...)
-	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 2 {
+	if n := e.count(`SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM file_terms t WHERE t.source_id = f.source_id AND t.path = f.path)`); n != 2 {
 		t.Fatalf("after the migration %d files have no terms, want 2", n)
 	}
 	e.sync(src.ID)
 	if n := e.ix.ExtractCalls(); n != 2 {
 		t.Errorf("the sync after the migration extracted %d files, want 2", n)
 	}
-	if n := e.count(`SELECT count(*) FROM files WHERE terms IS NULL`); n != 0 {
+	if n := e.count(`SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM file_terms t WHERE t.source_id = f.source_id AND t.path = f.path)`); n != 0 {
 		t.Errorf("after the sync %d files have no terms", n)
+	}
+}
+
+// Migration 0016 moves the counts out of files.terms into file_terms
+// whole: nothing is extracted again, and a file that goes takes its
+// counts with it.
+func TestFileTermsTable(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/a.go", "package a\n\nfunc Read() {}\n")
+	e.write("proj/docs/guide.md", "# Guide\n\nRead me.\n")
+	e.write("proj/logo.png", string(tinyPNG))
+	src := e.add(SourceInput{Path: "proj"})
+	e.sync(src.ID)
+	const kept = `SELECT count(*) FROM file_terms`
+	files := e.count(kept)
+	if files < 2 {
+		t.Fatalf("%d files have kept counts, want the code and the guide at least", files)
+	}
+	before := e.count(`SELECT sum(length(terms)) FROM file_terms`)
+	e.rewind(t) // back to 0015: the counts in files.terms
+	if n := e.count(`SELECT count(*) FROM pragma_table_info('files') WHERE name = 'terms'`); n != 0 {
+		t.Fatal("after the migration files still has its terms column")
+	}
+	if n, m := e.count(kept), e.count(`SELECT sum(length(terms)) FROM file_terms`); n != files || m != before {
+		t.Fatalf("after the migration %d files have %d bytes of counts, want %d and %d", n, m, files, before)
+	}
+	e.sync(src.ID)
+	if n := e.ix.ExtractCalls(); n != 0 {
+		t.Errorf("the sync after the migration extracted %d files, want 0", n)
+	}
+	if err := os.Remove(filepath.Join(e.root, "proj", "a.go")); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(src.ID)
+	if n := e.count(kept + ` WHERE path = 'a.go'`); n != 0 {
+		t.Errorf("a deleted file keeps %d rows of counts", n)
+	}
+	if n := e.count(kept); n != files-1 {
+		t.Errorf("%d files have kept counts, want %d", n, files-1)
 	}
 }
 

@@ -165,7 +165,7 @@ func TestContentlessMigration(t *testing.T) {
 	src := e.add(SourceInput{Path: "notes"})
 	e.sync(src.ID)
 	// Put the index back as 0002 and 0004 made it, and forget 0006.
-	for _, q := range append(append([]string(nil), undoVisionMigration...),
+	for _, q := range append(append(append([]string(nil), undoFileTerms...), undoVisionMigration...),
 		`DROP TRIGGER evidence_fts_delete`, `DROP TRIGGER evidence_fts_update`,
 		`DROP TABLE evidence_vocab`, `DROP TABLE evidence_fts`,
 		`CREATE VIRTUAL TABLE evidence_fts USING fts5(title, heading_path, path, text, code_terms,

@@ -318,7 +318,8 @@ func (f *fileState) staleExtraction(rel string) bool {
 // fileStateColumns are the columns of a fileState, from files f joined
 // with the extractions e that made its evidence.
 const fileStateColumns = `f.size, f.mtime_ns, f.sha256, f.status, f.skip_reason, f.skip_detail,
-		f.language, f.role, e.extractor || '@' || e.version, f.terms IS NULL`
+		f.language, f.role, e.extractor || '@' || e.version,
+		NOT EXISTS (SELECT 1 FROM file_terms t WHERE t.source_id = f.source_id AND t.path = f.path)`
 
 // scanFileState scans the file's path into path and fileStateColumns.
 func scanFileState(s scanner, path *string) (*fileState, error) {

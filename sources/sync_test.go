@@ -77,11 +77,18 @@ func (e *env) paths(sourceID string) []string {
 	return out
 }
 
+// undoFileTerms undoes 0016: the kept counts back in files.terms.
+var undoFileTerms = []string{
+	`ALTER TABLE files ADD COLUMN terms BLOB`,
+	`UPDATE files SET terms = (SELECT t.terms FROM file_terms t WHERE t.source_id = files.source_id AND t.path = files.path)`,
+	`DROP TABLE file_terms`,
+}
+
 // undoLater undoes the migrations newer than any that a test rewinds
 // (0015 and on), newest first.
-var undoLater = []string{
+var undoLater = append(slices.Clone(undoFileTerms),
 	`ALTER TABLE jobs DROP COLUMN paths`, `DELETE FROM schema_migrations WHERE version >= 15`,
-}
+)
 
 // rewind runs stmts (which undo migrations) on the index, then opens it
 // again, so that the migrations they undid apply once more, and makes a

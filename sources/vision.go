@@ -391,9 +391,19 @@ func reindexFile(ctx context.Context, tx *sql.Tx, sourceID, rel string, docSeq i
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE files SET terms = ?, units = (SELECT count(*) FROM evidence e
+	if _, err := tx.ExecContext(ctx, `UPDATE files SET units = (SELECT count(*) FROM evidence e
 		WHERE e.source_id = files.source_id AND e.path = files.path) WHERE source_id = ? AND path = ?`,
-		nullBytes(FileTerms(leaves)), sourceID, rel); err != nil {
+		sourceID, rel); err != nil {
+		return err
+	}
+	if terms := FileTerms(leaves); len(terms) > 0 {
+		_, err = tx.ExecContext(ctx, `INSERT INTO file_terms(source_id, path, terms)
+			SELECT source_id, path, ? FROM files WHERE source_id = ? AND path = ?
+			ON CONFLICT(source_id, path) DO UPDATE SET terms = excluded.terms`, terms, sourceID, rel)
+	} else {
+		_, err = tx.ExecContext(ctx, sqlDropTerms, sourceID, rel)
+	}
+	if err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM file_fts WHERE rowid = ?`, docSeq); err != nil {

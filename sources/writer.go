@@ -118,14 +118,18 @@ const (
 	evidenceSeqValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	evidenceColumns   = 23
 	sqlUpsertFile     = `INSERT INTO files(source_id, path, size, mtime_ns, sha256, revision_id, status, skip_reason,
-		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units, terms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		skip_detail, kind, language, role, title, facets, extraction_id, asset_id, units)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
 		sha256 = excluded.sha256, revision_id = excluded.revision_id, status = excluded.status,
 		skip_reason = excluded.skip_reason, skip_detail = excluded.skip_detail, kind = excluded.kind,
 		language = excluded.language, role = excluded.role, title = excluded.title, facets = excluded.facets,
-		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units,
-		terms = excluded.terms`
+		extraction_id = excluded.extraction_id, asset_id = excluded.asset_id, units = excluded.units`
+	// A file's kept term counts (file_terms, migration 0016): set with
+	// its row, or gone when it has none (a skipped file, an asset).
+	sqlUpsertTerms = `INSERT INTO file_terms(source_id, path, terms) VALUES (?, ?, ?)
+		ON CONFLICT(source_id, path) DO UPDATE SET terms = excluded.terms`
+	sqlDropTerms       = `DELETE FROM file_terms WHERE source_id = ? AND path = ?`
 	sqlTouchFile       = `UPDATE files SET size = ?, mtime_ns = ? WHERE source_id = ? AND path = ?`
 	sqlInsertSelection = `INSERT INTO source_selections(id, source_id, revision_id, path, selector, asset_id,
 		evidence_id, start_line, end_line, mime, sha256, created_at) VALUES (?, ?, ?, ?, 'asset', ?, ?, NULL, NULL, ?, ?, ?)`
@@ -165,7 +169,7 @@ const evidenceBatch = 32
 // waiting for a full batch.
 type txStmts struct {
 	insEvidence, insEvidenceBatch, upsertFile, insSelection *sql.Stmt
-	keepRange, keepRow                                      *sql.Stmt
+	upsertTerms, dropTerms, keepRange, keepRow              *sql.Stmt
 
 	pending []any // evidenceColumns values per row
 	nextSeq int64 // the seq of the next row not in a kept file's range
@@ -180,6 +184,7 @@ func prepare(ctx context.Context, tx *sql.Tx) (*txStmts, error) {
 	}{
 		{&s.insEvidence, sqlInsertEvidenceSeq + evidenceSeqValues}, {&s.insEvidenceBatch, batch},
 		{&s.upsertFile, sqlUpsertFile}, {&s.insSelection, sqlInsertSelection},
+		{&s.upsertTerms, sqlUpsertTerms}, {&s.dropTerms, sqlDropTerms},
 		{&s.keepRange, sqlKeepRange}, {&s.keepRow, sqlKeepRow},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
@@ -218,13 +223,6 @@ func nullStr(s string) any {
 		return nil
 	}
 	return s
-}
-
-func nullBytes(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }
 
 // execAll runs statements that take no argument but the source id.
@@ -675,9 +673,17 @@ func applyFile(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult,
 	}
 	_, err := st.upsertFile.ExecContext(ctx, src.ID, r.rel, r.size, r.mtimeNs, nullStr(r.sha), plan.revisionID,
 		r.status, nullStr(r.reason), nullStr(r.detail), nullStr(r.kind), nullStr(r.language), nullStr(string(r.role)), nullStr(r.title),
-		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units), nullBytes(r.terms))
+		nullStr(r.facets), nullStr(extID), nullStr(r.assetID), len(r.units))
 	if err != nil {
 		return fmt.Errorf("upsert file: %w", err)
+	}
+	if len(r.terms) > 0 {
+		_, err = st.upsertTerms.ExecContext(ctx, src.ID, r.rel, r.terms)
+	} else {
+		_, err = st.dropTerms.ExecContext(ctx, src.ID, r.rel)
+	}
+	if err != nil {
+		return fmt.Errorf("file terms: %w", err)
 	}
 	return nil
 }
