@@ -255,7 +255,7 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, q *preparedQ
 	if err != nil {
 		return nil, err
 	}
-	more, err := e.bestUnits(ctx, tx, q, sf, bestPlan{ranges: ranges})
+	more, err := e.bestUnits(ctx, tx, q, sf, bestPlan{ranges: ranges}, seqSet(cands))
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,10 @@ func planBest(q *preparedQuery, fs *fileScores, named [][2]string) bestPlan {
 // bestUnits reads the units of the plan's files that match the question,
 // scored by a scorer of its own (it may run beside stage A). A unit read
 // whole from a small file is a match as FTS5 would have found it, or none.
-func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, plan bestPlan) ([]*candidate, error) {
+// Units in have been read already (the pool, when the search reads them
+// itself; nil on a helper, which runs before the pool is known) and are
+// neither read nor scored again.
+func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, plan bestPlan, in map[int64]bool) ([]*candidate, error) {
 	if plan.empty() {
 		return nil, nil
 	}
@@ -316,9 +319,12 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 		return nil, err
 	}
 	direct := make(map[int64]bool, len(leaves))
-	seqs := leaves
+	var seqs []int64
 	for _, id := range leaves {
-		direct[id] = true
+		if !in[id] {
+			direct[id] = true
+			seqs = append(seqs, id)
+		}
 	}
 	if len(plan.ranges) > 0 {
 		from, where, fargs := sf.ftsFrom()
@@ -335,7 +341,11 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 			if err != nil {
 				return nil, err
 			}
-			seqs = append(seqs, ids...)
+			for _, id := range ids {
+				if !in[id] {
+					seqs = append(seqs, id)
+				}
+			}
 		}
 	}
 	if len(seqs) == 0 {
@@ -360,15 +370,21 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 	return out, nil
 }
 
+// seqSet is the set of the candidates' units.
+func seqSet(cands []*candidate) map[int64]bool {
+	in := make(map[int64]bool, len(cands))
+	for _, c := range cands {
+		in[c.seq] = true
+	}
+	return in
+}
+
 // mergeUnits adds to the pool the units it lacks.
 func mergeUnits(cands, more []*candidate) []*candidate {
 	if len(more) == 0 {
 		return cands
 	}
-	in := make(map[int64]bool, len(cands))
-	for _, c := range cands {
-		in[c.seq] = true
-	}
+	in := seqSet(cands)
 	for _, c := range more {
 		if !in[c.seq] {
 			in[c.seq] = true

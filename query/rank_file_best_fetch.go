@@ -100,7 +100,7 @@ func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilte
 		case !bytes.Equal(now, gen):
 			b.err = errOtherGeneration
 		default:
-			if b.units, b.err = e.bestUnits(hctx, tx, q, sf, b.plan); b.err == nil {
+			if b.units, b.err = e.bestUnits(hctx, tx, q, sf, b.plan, nil); b.err == nil {
 				e.helped.Add(1)
 			}
 		}
@@ -110,17 +110,20 @@ func (e *Engine) startBest(ctx context.Context, q *preparedQuery, sf *scopeFilte
 
 // wait returns the files' scores (nil: the index cannot serve the search)
 // and the best files' units: the helper's, or read in tx when the helper
-// had not started reading, failed, or saw another generation.
-func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx) (*fileScores, []*candidate, error) {
+// had not started reading, failed, or saw another generation; then the
+// units of cands (the pool) are not read again.
+func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx, cands []*candidate) (*fileScores, []*candidate, error) {
+	inline := func() (*fileScores, []*candidate, error) {
+		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan, seqSet(cands))
+		return b.fs, units, err
+	}
 	if b.done == nil { // no helper
 		b.choose()
-		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
-		return b.fs, units, err
+		return inline()
 	}
 	if b.state.CompareAndSwap(0, 2) {
 		b.stop() // the helper has chosen the files when it ends
-		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
-		return b.fs, units, err
+		return inline()
 	}
 	<-b.done
 	b.cancel()
@@ -128,8 +131,7 @@ func (b *bestFetch) wait(ctx context.Context, tx *sql.Tx) (*fileScores, []*candi
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		units, err := b.e.bestUnits(ctx, tx, b.q, b.sf, b.plan)
-		return b.fs, units, err
+		return inline()
 	}
 	return b.fs, b.units, nil
 }

@@ -88,7 +88,7 @@ func TestBestFetchOtherGeneration(t *testing.T) {
 	if len(plan.ranges) == 0 {
 		t.Fatalf("no best file to complete: %+v", plan)
 	}
-	want, err := env.engine.bestUnits(ctx, tx, q, sf, plan)
+	want, err := env.engine.bestUnits(ctx, tx, q, sf, plan, nil)
 	if err != nil || len(want) == 0 {
 		t.Fatalf("best units: %d, %v", len(want), err)
 	}
@@ -99,7 +99,7 @@ func TestBestFetchOtherGeneration(t *testing.T) {
 	if !errors.Is(b.err, errOtherGeneration) {
 		t.Fatalf("helper error %v, want errOtherGeneration", b.err)
 	}
-	fs, got, err := b.wait(ctx, tx)
+	fs, got, err := b.wait(ctx, tx, nil)
 	if err != nil || fs == nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestBestFetchStopsWithTheSearch(t *testing.T) {
 	cancel()
 	// The helper may have finished before the caller left; else the
 	// wait ends with the caller's error.
-	if _, _, err := b.wait(ctx, tx); err != nil && !errors.Is(err, context.Canceled) {
+	if _, _, err := b.wait(ctx, tx, nil); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("wait after the caller left: %v, want context.Canceled", err)
 	}
 	b.stop()
@@ -134,5 +134,29 @@ func TestBestFetchStopsWithTheSearch(t *testing.T) {
 	}
 	if n := len(env.engine.helpers); n != 0 {
 		t.Errorf("%d helper slots held after the search", n)
+	}
+}
+
+// A search that reads its best files itself reads and scores again none
+// of the units its pool holds.
+func TestBestUnitsSkipThePool(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("d", "default", bestFetchTree())
+	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
+	defer release()
+	ctx := context.Background()
+	sf := &scopeFilter{}
+	plan := planBest(q, ix.score(q, sf), nil)
+	all, err := env.engine.bestUnits(ctx, tx, q, sf, plan, nil)
+	if err != nil || len(all) < 2 {
+		t.Fatalf("best units: %d, %v", len(all), err)
+	}
+	pool := all[:len(all)/2]
+	rest, err := env.engine.bestUnits(ctx, tx, q, sf, plan, seqSet(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := seqsOf(rest), seqsOf(all[len(all)/2:]); !slices.Equal(g, w) {
+		t.Errorf("with half of them pooled: units %v, want %v", g, w)
 	}
 }

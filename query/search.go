@@ -334,7 +334,7 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 	kept := map[string]*keptFile{}
 	if fe.best != nil {
 		var more []*candidate
-		if fs, more, err = fe.best.wait(ctx, tx); err != nil {
+		if fs, more, err = fe.best.wait(ctx, tx, cands); err != nil {
 			return nil, err
 		}
 		cands = mergeUnits(cands, more)
