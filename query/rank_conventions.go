@@ -32,8 +32,7 @@ type conventions struct {
 	platform, changelog, manifest bool // the question asks for them: no prior
 	// names are the question's stems with their shares (nameStems): a
 	// question that names a hidden file's words asks for it
-	names  map[string]float64
-	byPath map[string]float64
+	names map[string]float64
 }
 
 func newConventions(pq *parsedQuery, names map[string]float64) *conventions {
@@ -42,28 +41,24 @@ func newConventions(pq *parsedQuery, names map[string]float64) *conventions {
 		changelog: asksAny(pq, changelogWords),
 		manifest:  asksAny(pq, manifestWords),
 		names:     names,
-		byPath:    map[string]float64{},
 	}
 }
 
-// prior is the product of the convention priors that apply to c.
-func (cv *conventions) prior(c *candidate) float64 {
-	p, ok := cv.byPath[c.path]
-	if !ok {
-		p = 1
-		if !cv.platform && platformOf(c.path) {
-			p *= platformPrior
-		}
-		if !cv.changelog && changelogOf(c.path, c.kind) {
-			p *= changelogPrior
-		}
-		if !cv.manifest && manifestOf(c.path) {
-			p *= manifestPrior
-		}
-		if hiddenOf(c.path) && fileNameShare(cv.names, c.path) == 0 {
-			p *= hiddenPrior
-		}
-		cv.byPath[c.path] = p
+// prior is the product of the convention priors that apply to c, whose
+// path's facts are f.
+func (cv *conventions) prior(c *candidate, f *pathFacts) float64 {
+	p := 1.0
+	if !cv.platform && f.platform {
+		p *= platformPrior
+	}
+	if !cv.changelog && f.changelog && c.kind != sources.KindCode {
+		p *= changelogPrior
+	}
+	if !cv.manifest && f.manifest {
+		p *= manifestPrior
+	}
+	if f.hidden && f.nameShare(cv.names) == 0 {
+		p *= hiddenPrior
 	}
 	if c.kind == sources.KindCode && c.title == "imports" && importsShare(c.text) >= importsFull {
 		p *= importsPrior

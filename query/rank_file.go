@@ -139,13 +139,18 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		tf, pathTF []float64
 		bytes      int64
 		score      float64
+		facts      *pathFacts
+		nameShare  float64
 	}
-	files := map[string]*fileAgg{}
+	files := map[fileKey]*fileAgg{}
 	for _, c := range cands {
-		k := c.sourceID + "\x00" + c.path
+		k := fileKey{c.sourceID, c.path}
 		a := files[k]
 		if a == nil {
-			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes}
+			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes, facts: factsOf(c.path)}
+			if len(nameStems) > 0 {
+				a.nameShare = a.facts.nameShare(nameStems)
+			}
 			files[k] = a
 		}
 		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
@@ -153,16 +158,16 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		}
 	}
 	for k, a := range files {
-		if kf, ok := kept[k]; ok {
+		if kf, ok := kept[fileKeyOf(k.source, k.path)]; ok {
 			a.tf, a.bytes = kf.tf, kf.bytes
 		}
 		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
 	}
-	nameCache := map[string]float64{}
 	defScale := q.definitionScale()
 	conv := newConventions(q.pq, nameStems)
 	for _, c := range cands {
-		s := c.score + fileWeight*files[c.sourceID+"\x00"+c.path].score
+		a := files[fileKey{c.sourceID, c.path}]
+		s := c.score + fileWeight*a.score
 		role := c.role
 		if role == "" {
 			role = "source"
@@ -178,12 +183,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			s += namedTestBoost * best
 		}
 		if len(nameStems) > 0 {
-			r, ok := nameCache[c.path]
-			if !ok {
-				r = fileNameShare(nameStems, c.path)
-				nameCache[c.path] = r
-			}
-			s += r * nameBoost * best
+			s += a.nameShare * nameBoost * best
 		}
 		switch {
 		case len(asked) > 0 && !asked[role]:
@@ -193,7 +193,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 				s *= p
 			}
 		}
-		s *= conv.prior(c)
+		s *= conv.prior(c, a.facts)
 		c.score = s
 	}
 	slices.SortFunc(cands, byScore)
@@ -203,9 +203,9 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 // saturate scales each unit by saturation for every unit of its file
 // ranked above it, and sorts again (stably: ties keep their order).
 func saturate(cands []*candidate) {
-	seen := map[string]int{}
+	seen := make(map[fileKey]int, len(cands))
 	for _, c := range cands {
-		k := c.sourceID + "\x00" + c.path
+		k := fileKey{c.sourceID, c.path}
 		if n := seen[k]; n > 0 {
 			c.score *= math.Pow(saturation, float64(n))
 		}
@@ -269,18 +269,7 @@ func (q *preparedQuery) nameStems() map[string]float64 {
 // holds it: "mutex" for sync/mutex.go, "http" and "server" for
 // net/http/server.go.
 func fileNameShare(stems map[string]float64, p string) float64 {
-	var buf []byte
-	seen := map[string]bool{}
-	share := 0.0
-	for _, w := range nameWords(p) {
-		buf = append(buf[:0], w...)
-		st := string(sources.PorterStem(buf))
-		if !seen[st] {
-			seen[st] = true
-			share += stems[st]
-		}
-	}
-	return math.Min(share, 1)
+	return factsOf(p).nameShare(stems)
 }
 
 // definesName reports how strongly the candidate defines a name of the
