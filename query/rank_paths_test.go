@@ -1,0 +1,54 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// TestPathFacts: a path's kept facts are what the functions they stand
+// for say of it, before and after the cache has started over.
+func TestPathFacts(t *testing.T) {
+	paths := []string{
+		"net/http/server.go", "os/exec/lp_windows.go", "internal/syscall/unix/at_linux.go",
+		"CHANGELOG.md", "docs/changes/v2.md", "package.json", ".github/workflows/ci.yml",
+		"src/.hidden/tool.py", "sync/rwmutex.go", "a/b/ReadRequestHeader.java",
+	}
+	stems := map[string]float64{"http": 0.4, "server": 0.3, "mutex": 0.2, "rwmutex": 0.5, "read": 0.1, "request": 0.2}
+	check := func() {
+		t.Helper()
+		for _, p := range paths {
+			f := factsOf(p)
+			if f.platform != platformOf(p) || f.manifest != manifestOf(p) || f.hidden != hiddenOf(p) || f.changelog != changelogOf(p, "") {
+				t.Errorf("factsOf(%q) = %+v: platform %v manifest %v hidden %v changelog %v", p, *f,
+					platformOf(p), manifestOf(p), hiddenOf(p), changelogOf(p, ""))
+			}
+			var want []string
+			for _, w := range nameWords(p) {
+				if st := string(sources.PorterStem([]byte(w))); !slices.Contains(want, st) {
+					want = append(want, st)
+				}
+			}
+			if !slices.Equal(f.stems, want) {
+				t.Errorf("factsOf(%q).stems = %q, want %q", p, f.stems, want)
+			}
+		}
+	}
+	check()
+	if got := fileNameShare(stems, "net/http/server.go"); math.Abs(got-0.7) > 1e-9 {
+		t.Errorf("fileNameShare(net/http/server.go) = %v, want 0.7", got)
+	}
+	if got := fileNameShare(stems, "a/b/ReadRequestHeader.java"); math.Abs(got-0.3) > 1e-9 {
+		t.Errorf("fileNameShare(ReadRequestHeader.java) = %v, want 0.3", got)
+	}
+	for i := range pathFactsEntries + 10 {
+		factsOf(fmt.Sprintf("gen/f%d.go", i))
+	}
+	if n := len(pathFactsCache.m); n > pathFactsEntries {
+		t.Errorf("the cache holds %d paths, more than its bound %d", n, pathFactsEntries)
+	}
+	check()
+}
