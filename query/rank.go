@@ -27,6 +27,12 @@ type matcher struct {
 	stems map[string]int32 // stem → term index
 	memo  map[string]int32 // folded token → term index, or -1
 	first [256]bool        // first bytes of the stems: other tokens cannot match
+	// pairs holds, for each first byte, the second bytes a token that
+	// matches a stem can have (pairOK): a token keeps its first two bytes
+	// in every stem of three bytes or more (stemming changes endings, and
+	// leaves at least two bytes before the ending it changes), so the
+	// shorter stems allow any second byte.
+	pairs [256][4]uint64
 	fbuf  []byte
 	sbuf  []byte
 }
@@ -41,9 +47,18 @@ func newMatcher(stems []string) *matcher {
 			m.stems[s] = int32(i)
 		}
 		m.first[s[0]] = true
+		if len(s) >= 3 {
+			m.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+		} else {
+			m.pairs[s[0]] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+		}
 	}
 	return m
 }
+
+// pairOK reports whether a folded token that starts with bytes a, b can
+// match a stem.
+func (m *matcher) pairOK(a, b byte) bool { return m.pairs[a][b>>6]&(1<<(b&63)) != 0 }
 
 // lookup returns the term index of a folded token, or -1.
 func (m *matcher) lookup(tok []byte) int32 {
@@ -121,6 +136,9 @@ func (m *matcher) scan(s string, hits []hit) ([]hit, int) {
 		if lead < utf8.RuneSelf && !m.first[lead] {
 			continue
 		}
+		if ascii && i-start >= 2 && !m.pairOK(lead, asciiLower(s[start+1])) {
+			continue
+		}
 		var t int32
 		switch {
 		case ascii && !upper:
@@ -137,7 +155,7 @@ func (m *matcher) scan(s string, hits []hit) ([]hit, int) {
 			t = m.lookup(m.fbuf)
 		default:
 			m.fbuf = foldToken(m.fbuf[:0], s[start:i])
-			if len(m.fbuf) == 0 || !m.first[m.fbuf[0]] {
+			if len(m.fbuf) == 0 || !m.first[m.fbuf[0]] || len(m.fbuf) >= 2 && !m.pairOK(m.fbuf[0], m.fbuf[1]) {
 				continue
 			}
 			t = m.lookup(m.fbuf)
