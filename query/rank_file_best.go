@@ -36,8 +36,9 @@ const (
 	smallFileRows  = 4
 )
 
-// maxBestFileUnits bounds the units one best file adds.
-const maxBestFileUnits = 200
+// maxBestFileUnits bounds the units one best file adds: the first that
+// match, in the file's order (docs/search.md).
+const maxBestFileUnits = 64
 
 // fileProbeRows bounds the rows the whole-file probe may rank, counted
 // as the clauses' units (a file holds a word at most as often as its
