@@ -43,8 +43,8 @@ func TestStemKeepsFirstTwoBytes(t *testing.T) {
 }
 
 // TestMatcherPairFilter: scanning with the two-byte filter finds the same
-// hits as scanning without it, over this package's own sources and
-// questions made of their words.
+// hits, and the same identifier parts, as scanning without it, over this
+// package's own sources and questions made of their words.
 func TestMatcherPairFilter(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil || len(files) == 0 {
@@ -76,6 +76,9 @@ func TestMatcherPairFilter(t *testing.T) {
 			want, wn := all.scan(text, nil)
 			if gn != wn || !slices.Equal(got, want) {
 				t.Fatalf("stems %q: %d hits (%d tokens) with the filter, %d (%d) without", stems, len(got), gn, len(want), wn)
+			}
+			if got, want := m.appendParts(text, got), all.appendParts(text, want); !slices.Equal(got, want) {
+				t.Fatalf("stems %q: %d hits with identifier parts with the filter, %d without", stems, len(got), len(want))
 			}
 		}
 	}

@@ -198,7 +198,7 @@ func (m *matcher) appendParts(text string, hits []hit) []hit {
 			return
 		}
 		buf = appendLowerPart(buf[:0], text[a:b])
-		if len(buf) == 0 || !m.first[buf[0]] {
+		if len(buf) == 0 || !m.first[buf[0]] || len(buf) >= 2 && !m.pairOK(buf[0], buf[1]) {
 			return
 		}
 		for _, h := range hits[:n] {
