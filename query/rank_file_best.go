@@ -268,6 +268,9 @@ func (e *Engine) completeBestFiles(ctx context.Context, tx *sql.Tx, q *preparedQ
 // others, whose matching units FTS5 finds.
 type bestPlan struct {
 	small, ranges [][2]int64
+	// matches, when set, is the MATCH of each range's file (fileMatch);
+	// else every range takes every clause of the question.
+	matches []string
 }
 
 func (p bestPlan) empty() bool { return len(p.small) == 0 && len(p.ranges) == 0 }
@@ -298,11 +301,44 @@ func planBest(q *preparedQuery, fs *fileScores, named [][2]string) bestPlan {
 		case r[1]-r[0] < smallFileRows:
 			plan.small = append(plan.small, r)
 		case i < bestFiles:
-			plan.ranges = append(plan.ranges, r)
+			if m := fileMatch(q, fs, k); m != "" {
+				plan.ranges = append(plan.ranges, r)
+				plan.matches = append(plan.matches, m)
+			}
 		}
 		i++
 	}
 	return plan
+}
+
+// fileMatch is the MATCH of the units of the file with key k: the
+// question's clauses but the single words the file holds nowhere, by its
+// kept counts and its path, which are all the scorer counts of it. FTS5
+// looks each word up in its posting list, and a best file seldom holds
+// every word of a question: a word it lacks would be looked up for no
+// unit, or only for units it scores nothing for. "" when the file holds
+// no word of any clause.
+func fileMatch(q *preparedQuery, fs *fileScores, k string) string {
+	ref, ok := fs.ix.lookup(k)
+	if !ok {
+		return matchAll(q, nil)
+	}
+	row := int(fs.slots[ref]) - 1
+	if row < 0 {
+		return matchAll(q, nil)
+	}
+	base := row * fs.nt
+	return matchAll(q, func(term int) bool {
+		// A stem's path count is credited to one of its terms: look at
+		// every term of the same stem.
+		st := q.terms[term].stem
+		for j := range q.terms {
+			if q.terms[j].stem == st && (fs.tf[base+j] > 0 || fs.path[base+j] > 0) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // bestUnits reads the units of the plan's files that match the question,
@@ -336,7 +372,10 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 		}
 		defer st.Close()
 		match := exhaustiveProbes(q)[0].match
-		for _, r := range plan.ranges {
+		for i, r := range plan.ranges {
+			if plan.matches != nil {
+				match = plan.matches[i]
+			}
 			args := append(append([]any{match, r[0], r[1]}, fargs...), maxBestFileUnits)
 			ids, err := scanIDs(st.QueryContext(ctx, args...))
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -158,5 +159,69 @@ func TestBestUnitsSkipThePool(t *testing.T) {
 	}
 	if g, w := seqsOf(rest), seqsOf(all[len(all)/2:]); !slices.Equal(g, w) {
 		t.Errorf("with half of them pooled: units %v, want %v", g, w)
+	}
+}
+
+// A best file's units are looked for with the words it holds only, in its
+// text or in its path, and that finds every unit the whole question
+// finds, with the same scores.
+func TestFileMatch(t *testing.T) {
+	env := newSearchEnv(t)
+	files := bestFetchTree()
+	// A file whose path alone holds a word of the question.
+	files["crevasse/field.md"] = "# Field notes\n\n## One\n\nThe glacier, again.\n\n## Two\n\nA glacier over rock.\n\n## Three\n\nMelt water.\n\n## Four\n\nCold air over the glacier.\n"
+	src := env.folder("d", "default", files)
+	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
+	defer release()
+	ctx := context.Background()
+	sf := &scopeFilter{}
+	fs := ix.score(q, sf)
+	plan := planBest(q, fs, nil)
+	if len(plan.ranges) == 0 || len(plan.matches) != len(plan.ranges) {
+		t.Fatalf("plan: %d ranges, %d matches", len(plan.ranges), len(plan.matches))
+	}
+	full := exhaustiveProbes(q)[0].match
+	narrowed := 0
+	for i, m := range plan.matches {
+		if m != full {
+			narrowed++
+		}
+		for _, w := range []string{"glacier", "moraine", "crevasse"} {
+			if strings.Contains(full, `"`+w+`"`) && !strings.Contains(m, `"`+w+`"`) {
+				// Left out: no unit of the range may hold it.
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ? AND rowid BETWEEN ? AND ?`,
+					`"`+w+`"`, plan.ranges[i][0], plan.ranges[i][1]).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n > 0 {
+					t.Errorf("range %v: %q left out, yet %d of its units hold it", plan.ranges[i], w, n)
+				}
+			}
+		}
+	}
+	if narrowed == 0 {
+		t.Fatalf("no best file's match left a word out: %q", plan.matches)
+	}
+	if m := fileMatch(q, fs, fileKeyOf(src, "crevasse/field.md")); !strings.Contains(m, `"crevasse"`) {
+		t.Errorf("the file whose path holds crevasse is matched by %q", m)
+	}
+	got, err := env.engine.bestUnits(ctx, tx, q, sf, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := plan
+	wide.matches = nil
+	want, err := env.engine.bestUnits(ctx, tx, q, sf, wide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || !slices.Equal(seqsOf(got), seqsOf(want)) {
+		t.Fatalf("units %v with each file's words, %v with the question's", seqsOf(got), seqsOf(want))
+	}
+	for i := range got {
+		if got[i].score != want[i].score {
+			t.Errorf("unit %d: score %v, want %v", got[i].seq, got[i].score, want[i].score)
+		}
 	}
 }

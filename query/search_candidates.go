@@ -89,8 +89,18 @@ const maxExhaustivePool = 1 << 22
 // exhaustiveProbes is the one probe of an exhaustive search: every clause
 // and every name's title, OR-ed, run unranked to its end.
 func exhaustiveProbes(q *preparedQuery) []probe {
+	return []probe{{match: matchAll(q, nil), fill: true, maxRows: -1}}
+}
+
+// matchAll is the MATCH of every unit that matches a clause of the
+// question, but the single words holds reports a file does not hold (nil:
+// every clause).
+func matchAll(q *preparedQuery, holds func(term int) bool) string {
 	var parts []string
 	for _, c := range q.clauses {
+		if c.word > 0 && holds != nil && !holds(c.word-1) {
+			continue
+		}
 		parts = append(parts, c.match)
 		if c.def != "" {
 			parts = append(parts, "("+c.def+")")
@@ -99,7 +109,7 @@ func exhaustiveProbes(q *preparedQuery) []probe {
 	for _, p := range nameProbes(q.pq.names) {
 		parts = append(parts, "("+p.match+")")
 	}
-	return []probe{{match: strings.Join(parts, " OR "), fill: true, maxRows: -1}}
+	return strings.Join(parts, " OR ")
 }
 
 // minShareRows is the least a share-capped probe may add.
@@ -136,6 +146,9 @@ type clause struct {
 	exact bool    // df is exact (a single word)
 	scan  int64   // postings bm25 reads for its idf
 	prio  float64 // weight × idf: which clauses a pruned OR keeps first
+	// word is 1 + the index in q.terms of the single word the clause
+	// matches, 0 for other clauses.
+	word int
 }
 
 // queryClauses lists the clauses of a parsed query; n is the number of
@@ -151,7 +164,7 @@ func queryClauses(prof *profile, pq *parsedQuery, terms []sterm, n int64) []clau
 	}
 	for i, t := range pq.terms {
 		if pq.clause(i) || (prof.looseParts && t.name && !t.stop && !isStopword(t.token)) {
-			push(clause{match: ftsString(t.token), df: terms[i].df, exact: true, scan: terms[i].df, prio: terms[i].weight * terms[i].idf})
+			push(clause{match: ftsString(t.token), df: terms[i].df, exact: true, word: i + 1, scan: terms[i].df, prio: terms[i].weight * terms[i].idf})
 		}
 	}
 	common := n / commonShare
