@@ -27,14 +27,17 @@ type matcher struct {
 	stems map[string]int32 // stem → term index
 	memo  map[string]int32 // folded token → term index, or -1
 	first [256]bool        // first bytes of the stems: other tokens cannot match
-	// pairs holds, for each first byte, the second bytes a token that
-	// matches a stem can have (pairOK): a token keeps its first two bytes
-	// in every stem of three bytes or more (stemming changes endings, and
-	// leaves at least two bytes before the ending it changes), so the
-	// shorter stems allow any second byte.
-	pairs [256][4]uint64
-	fbuf  []byte
-	sbuf  []byte
+	// pairs holds, for each first byte of a stem, the second bytes a
+	// token that matches a stem can have (pairOK): a token keeps its first
+	// two bytes in every stem of three bytes or more (stemming changes
+	// endings, and leaves at least two bytes before the ending it
+	// changes), so the shorter stems allow any second byte. pairRow maps a
+	// first byte to its row of pairs (1 + the index), so that a matcher
+	// allocates a row for each first byte its stems have, not 256.
+	pairRow [256]uint16
+	pairs   [][4]uint64
+	fbuf    []byte
+	sbuf    []byte
 }
 
 func newMatcher(stems []string) *matcher {
@@ -47,18 +50,26 @@ func newMatcher(stems []string) *matcher {
 			m.stems[s] = int32(i)
 		}
 		m.first[s[0]] = true
+		if m.pairRow[s[0]] == 0 {
+			m.pairs = append(m.pairs, [4]uint64{})
+			m.pairRow[s[0]] = uint16(len(m.pairs))
+		}
+		row := &m.pairs[m.pairRow[s[0]]-1]
 		if len(s) >= 3 {
-			m.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+			row[s[1]>>6] |= 1 << (s[1] & 63)
 		} else {
-			m.pairs[s[0]] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+			*row = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 		}
 	}
 	return m
 }
 
 // pairOK reports whether a folded token that starts with bytes a, b can
-// match a stem.
-func (m *matcher) pairOK(a, b byte) bool { return m.pairs[a][b>>6]&(1<<(b&63)) != 0 }
+// match a stem; a is the first byte of some stem (m.first).
+func (m *matcher) pairOK(a, b byte) bool {
+	r := m.pairRow[a]
+	return r > 0 && m.pairs[r-1][b>>6]&(1<<(b&63)) != 0
+}
 
 // lookup returns the term index of a folded token, or -1.
 func (m *matcher) lookup(tok []byte) int32 {

@@ -71,6 +71,9 @@ func TestMatcherPairFilter(t *testing.T) {
 		for i := range all.pairs {
 			all.pairs[i] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 		}
+		if len(all.pairs) == 0 || len(all.pairs) > 5 {
+			t.Fatalf("stems %q: %d rows of pairs", stems, len(all.pairs))
+		}
 		for _, text := range texts {
 			got, gn := m.scan(text, nil)
 			want, wn := all.scan(text, nil)
