@@ -22,14 +22,19 @@ type pathFacts struct {
 	platform, manifest, hidden, changelog bool
 }
 
-// pathFactsCache keeps the facts of up to pathFactsEntries paths; when it
-// is full it starts over (every entry can be worked out again).
+// pathFactsCache keeps the facts of up to pathFactsEntries paths and
+// about pathFactsBytes of their strings; when it is full it starts over
+// (every entry can be worked out again).
 var pathFactsCache struct {
-	mu sync.Mutex
-	m  map[string]*pathFacts
+	mu    sync.Mutex
+	m     map[string]*pathFacts
+	bytes int
 }
 
-const pathFactsEntries = 1 << 16
+const (
+	pathFactsEntries = 1 << 16
+	pathFactsBytes   = 8 << 20
+)
 
 // factsOf returns the facts of path p. The result is shared: do not
 // change it.
@@ -48,11 +53,16 @@ func factsOf(p string) *pathFacts {
 			f.stems = append(f.stems, st)
 		}
 	}
+	size := len(p) + 64
+	for _, st := range f.stems {
+		size += len(st) + 16
+	}
 	pathFactsCache.mu.Lock()
-	if pathFactsCache.m == nil || len(pathFactsCache.m) >= pathFactsEntries {
-		pathFactsCache.m = make(map[string]*pathFacts, 1024)
+	if pathFactsCache.m == nil || len(pathFactsCache.m) >= pathFactsEntries || pathFactsCache.bytes+size > pathFactsBytes {
+		pathFactsCache.m, pathFactsCache.bytes = make(map[string]*pathFacts, 1024), 0
 	}
 	pathFactsCache.m[strings.Clone(p)] = f
+	pathFactsCache.bytes += size
 	pathFactsCache.mu.Unlock()
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tychora/tychora/sources"
@@ -49,6 +50,18 @@ func TestPathFacts(t *testing.T) {
 	}
 	if n := len(pathFactsCache.m); n > pathFactsEntries {
 		t.Errorf("the cache holds %d paths, more than its bound %d", n, pathFactsEntries)
+	}
+	check()
+	// Long paths: the cache is bounded by bytes too.
+	long := strings.Repeat("very/long/folder/name/", 180)
+	for i := range 4000 {
+		factsOf(fmt.Sprintf("%s%d.go", long, i))
+	}
+	if b := pathFactsCache.bytes; b > pathFactsBytes {
+		t.Errorf("the cache holds %d bytes, more than its bound %d", b, pathFactsBytes)
+	}
+	if n := len(pathFactsCache.m); n >= 4000 {
+		t.Errorf("the cache kept all %d long paths (%d bytes each)", n, len(long))
 	}
 	check()
 }
