@@ -165,22 +165,8 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return out, nil
 	}
 	page := cands[out.Offset:end]
-	stale, err := e.staleFiles(ctx, tx, page)
-	if err != nil {
+	if out.Hits, err = e.pageHits(ctx, tx, q, page); err != nil {
 		return Ranked{}, err
-	}
-	snip := newMatcher(stemsOf(q.terms))
-	for i, c := range page {
-		if i%snippetCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return Ranked{}, err
-			}
-		}
-		h := c.toHit(snip, q.terms, stale[fileKey{c.sourceID, c.path}])
-		if h.Focus != nil && definesName(q.pq.names, c) > 0 {
-			h.Focus = declarationLine(c, h.Focus)
-		}
-		out.Hits = append(out.Hits, h)
 	}
 	if end < len(cands) {
 		cur, err := e.sealCursor(p, norm, end)
@@ -190,6 +176,50 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		out.NextCursor = &cur
 	}
 	return out, nil
+}
+
+// pageHits makes the hits of the page. The stale check of their files
+// (a statement and a stat of each file) runs beside the snippets, which
+// need nothing of it: a search's last step waits for the longer of the
+// two, not for their sum. It always waits for the check, which reads in
+// tx, before it returns.
+func (e *Engine) pageHits(ctx context.Context, tx *sql.Tx, q *preparedQuery, page []*candidate) ([]Hit, error) {
+	type staleResult struct {
+		files map[fileKey]fileInfo
+		err   error
+	}
+	checked := make(chan staleResult, 1)
+	go func() {
+		files, err := e.staleFiles(ctx, tx, page)
+		checked <- staleResult{files, err}
+	}()
+	hits := make([]Hit, 0, len(page))
+	snip := newMatcher(stemsOf(q.terms))
+	var err error
+	for i, c := range page {
+		if i%snippetCheckEvery == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		h := c.toHit(snip, q.terms, fileInfo{})
+		if h.Focus != nil && definesName(q.pq.names, c) > 0 {
+			h.Focus = declarationLine(c, h.Focus)
+		}
+		hits = append(hits, h)
+	}
+	st := <-checked
+	if err != nil {
+		return nil, err
+	}
+	if st.err != nil {
+		return nil, st.err
+	}
+	for i := range hits {
+		f := st.files[fileKey{page[i].sourceID, page[i].path}]
+		hits[i].File, hits[i].Stale, hits[i].StaleReason = f.abs, f.stale != "", staleReason(f.stale)
+	}
+	return hits, nil
 }
 
 // preparedQuery is a parsed question with the statistics of its terms.
