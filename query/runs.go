@@ -152,10 +152,12 @@ func (r *Recorder) Record(run Run) {
 // recordEvery is how long a queued run waits for others to be written
 // with it. Every write to the index makes each read connection drop its
 // page cache and its mapping of the file at its next search (SQLite resets
-// a reader's pager when the WAL changed): written every 100 ms, the runs
-// cost a cold search under load a tenth of its CPU (bench/README.md,
-// "Cheaper reranking"). Reads of runs flush first, so a run is found as
-// soon as its search has answered whatever the interval.
+// a reader's pager when the WAL changed): written every 100 ms, the
+// resets (the unmapping, the pages read again) were about a twentieth of
+// the owner's CPU in a profile under bench/load.sh, besides the kernel's
+// page faults (bench/README.md, "Cheaper reranking"). Reads of runs flush
+// first, so a run is found as soon as its search has answered whatever
+// the interval.
 const recordEvery = time.Second
 
 // loop writes the queued runs: recordEvery after the first of a batch was

@@ -84,8 +84,8 @@ func escapeJSON(s string) string {
 // the hits array that counts on its own (segments.go, rules A and C).
 // It calls Hit.MarshalJSON itself: json.Marshal would compact and escape
 // its output a second time, which it already is (json.Marshal of the
-// hit's fields), and that pass was a twentieth of the owner's CPU under
-// load (TestCoreOfIsMarshal).
+// hit's fields), and that pass was about 3 % of the owner's CPU under
+// bench/load.sh (TestCoreOfIsMarshal).
 func coreOf(h *query.Hit) (string, error) {
 	if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
 		return "", workspace.Errorf(workspace.CodeInternal, "hit %s has a score that is not a finite number", h.EvidenceID)
