@@ -371,7 +371,10 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 			return nil, fmt.Errorf("search: %w", err)
 		}
 		defer st.Close()
-		match := exhaustiveProbes(q)[0].match
+		var match string
+		if plan.matches == nil {
+			match = matchAll(q, nil)
+		}
 		for i, r := range plan.ranges {
 			if plan.matches != nil {
 				match = plan.matches[i]
