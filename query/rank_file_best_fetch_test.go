@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,6 +20,33 @@ func bestFetchTree() map[string]string {
 		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("# The %s, note %d\n\n## Ice\n\nThe %s and the %s of the ice, %d.\n\n## Rock\n\nA %s over rock, %s again.\n\n## Water\n\nMelt water under the %s.\n\n## Air\n\nCold air over the %s.\n", a, i, a, b, i, b, a, a, b)
 	}
 	return files
+}
+
+// glacierSetup is a search's state before its best files are read: the
+// files indexed, "glacier moraine crevasse" prepared in an open read
+// transaction (released when the test ends), the files scored and the
+// best ones planned.
+type glacierSetup struct {
+	env  *searchEnv
+	src  string
+	q    *preparedQuery
+	ix   *fileIndex
+	fs   *fileScores
+	tx   *sql.Tx
+	sf   *scopeFilter
+	plan bestPlan
+}
+
+func glacierPlan(t *testing.T, files map[string]string) glacierSetup {
+	t.Helper()
+	g := glacierSetup{env: newSearchEnv(t), sf: &scopeFilter{}}
+	g.src = g.env.folder("d", "default", files)
+	var release func()
+	g.q, g.ix, g.tx, release = indexedQueryTx(t, g.env, "glacier moraine crevasse")
+	t.Cleanup(release)
+	g.fs = g.ix.score(g.q, g.sf)
+	g.plan = planBest(g.q, g.fs, nil)
+	return g
 }
 
 // The best files read beside stage A, on a helper connection, give the
@@ -79,13 +107,9 @@ func seqsOf(cs []*candidate) []int64 {
 // A helper whose snapshot is of another index generation gives its work
 // back, and the search reads the units itself.
 func TestBestFetchOtherGeneration(t *testing.T) {
-	env := newSearchEnv(t)
-	env.folder("d", "default", bestFetchTree())
-	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
-	defer release()
+	g := glacierPlan(t, bestFetchTree())
+	env, q, ix, tx, sf, plan := g.env, g.q, g.ix, g.tx, g.sf, g.plan
 	ctx := context.Background()
-	sf := &scopeFilter{}
-	plan := planBest(q, ix.score(q, sf), nil)
 	if len(plan.ranges) == 0 {
 		t.Fatalf("no best file to complete: %+v", plan)
 	}
@@ -111,11 +135,8 @@ func TestBestFetchOtherGeneration(t *testing.T) {
 
 // A search whose caller leaves stops its helper, which frees its slot.
 func TestBestFetchStopsWithTheSearch(t *testing.T) {
-	env := newSearchEnv(t)
-	env.folder("d", "default", bestFetchTree())
-	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
-	defer release()
-	sf := &scopeFilter{}
+	g := glacierPlan(t, bestFetchTree())
+	env, q, ix, tx, sf := g.env, g.q, g.ix, g.tx, g.sf
 	ctx, cancel := context.WithCancel(context.Background())
 	b := env.engine.startBest(ctx, q, sf, ix, nil)
 	if b.done == nil {
@@ -141,13 +162,9 @@ func TestBestFetchStopsWithTheSearch(t *testing.T) {
 // A search that reads its best files itself reads and scores again none
 // of the units its pool holds.
 func TestBestUnitsSkipThePool(t *testing.T) {
-	env := newSearchEnv(t)
-	env.folder("d", "default", bestFetchTree())
-	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
-	defer release()
+	g := glacierPlan(t, bestFetchTree())
+	env, q, tx, sf, plan := g.env, g.q, g.tx, g.sf, g.plan
 	ctx := context.Background()
-	sf := &scopeFilter{}
-	plan := planBest(q, ix.score(q, sf), nil)
 	all, err := env.engine.bestUnits(ctx, tx, q, sf, plan, nil)
 	if err != nil || len(all) < 2 {
 		t.Fatalf("best units: %d, %v", len(all), err)
@@ -166,17 +183,12 @@ func TestBestUnitsSkipThePool(t *testing.T) {
 // text or in its path, and that finds every unit the whole question
 // finds, with the same scores.
 func TestFileMatch(t *testing.T) {
-	env := newSearchEnv(t)
 	files := bestFetchTree()
 	// A file whose path alone holds a word of the question.
 	files["crevasse/field.md"] = "# Field notes\n\n## One\n\nThe glacier, again.\n\n## Two\n\nA glacier over rock.\n\n## Three\n\nMelt water.\n\n## Four\n\nCold air over the glacier.\n"
-	src := env.folder("d", "default", files)
-	q, ix, tx, release := indexedQueryTx(t, env, "glacier moraine crevasse")
-	defer release()
+	g := glacierPlan(t, files)
+	env, src, q, fs, tx, sf, plan := g.env, g.src, g.q, g.fs, g.tx, g.sf, g.plan
 	ctx := context.Background()
-	sf := &scopeFilter{}
-	fs := ix.score(q, sf)
-	plan := planBest(q, fs, nil)
 	if len(plan.ranges) == 0 || len(plan.matches) != len(plan.ranges) {
 		t.Fatalf("plan: %d ranges, %d matches", len(plan.ranges), len(plan.matches))
 	}
