@@ -192,7 +192,11 @@ func TestWatchWaitsForGit(t *testing.T) {
 
 	asked := make(chan []string, 64)
 	w := NewWatcher(WatchOptions{
-		Debounce: 10 * time.Millisecond,
+		// The default debounce: git moves HEAD only after it lets the
+		// index lock go, and on a loaded machine (the race tests of
+		// every package at once) that took more than 10 ms, so a
+		// checkout's files were asked for before its HEAD move.
+		Debounce: 100 * time.Millisecond,
 		MaxDelay: 20 * time.Millisecond,
 		GitWait:  time.Second,
 		Changed: func(_ string, paths []string) (bool, error) {
