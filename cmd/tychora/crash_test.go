@@ -498,13 +498,27 @@ func TestCrashSafety(t *testing.T) {
 	t.Logf("kill chain phase      frac  landed       read (B)  cpu written (B)  indexed/seen  image job   rows  start of the killed owner\n%s",
 		strings.Join(table, "\n"))
 	t.Logf("%d kills over %d ingests of %d files in %v; landed: %v", n, chains, files, time.Since(began).Round(time.Millisecond), landed)
-	// The kills must spread over the whole ingest.
+	// The kills must spread over the whole ingest. The apply in memory
+	// (every file read, no WAL write yet) is aimed at by CPU time; when
+	// the reference spent less than minApplyTicks of it there, the kills
+	// cannot be placed in it (on a loaded machine a tick is 10 ms of a
+	// window of 30), and a kill there leaves the image a kill in the
+	// WAL's writing leaves: nothing of the revision.
 	for _, phase := range []string{"extract", "apply-mem", "apply-wal", "post-commit"} {
-		if landed[phase] == 0 {
-			t.Errorf("no kill landed in phase %s", phase)
+		if landed[phase] > 0 {
+			continue
 		}
+		if phase == "apply-mem" && prof.writeCPU-prof.extractedCPU < minApplyTicks {
+			t.Logf("no kill landed in phase apply-mem: the reference spent %d CPU ticks there", prof.writeCPU-prof.extractedCPU)
+			continue
+		}
+		t.Errorf("no kill landed in phase %s", phase)
 	}
 }
+
+// minApplyTicks is the CPU time of the reference's apply in memory that
+// kills aimed at it need to land there.
+const minApplyTicks = 3
 
 // referenceRun ingests tree once without interruption through a served
 // owner and returns its profile and final index report.
