@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -107,15 +108,56 @@ type fileIndexCache struct {
 	mu         sync.Mutex
 	generation []byte
 	index      *fileIndex // nil with a generation set: none for it (too large)
+
+	// life, set by StartWarm, is the serving engine's lifetime: with it, a
+	// large index is refreshed behind the searches (refreshBehind), not by
+	// the first search of a generation while every other one waits.
+	life context.Context
+	// behind: a refresh runs in the background; behindAt is when the last
+	// one started, before it read anything; closed: Close was called, no
+	// refresh starts any more; done waits for the running one.
+	behind   bool
+	behindAt time.Time
+	closed   bool
+	done     sync.WaitGroup
+	// inlineFiles overrides inlineRefreshFiles (tests).
+	inlineFiles int
+	// hold, when set (tests), is received from before a refresh behind
+	// the searches reads anything.
+	hold chan struct{}
 }
 
-// get returns the file index of generation gen, refreshing it within tx
-// when the generation changed; nil when the workspace is too large for one.
-func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []byte) (*fileIndex, error) {
+// inlineRefreshFiles: an index of fewer files is refreshed by the first
+// search of a new generation, which the searches of that generation wait
+// for; it takes a few milliseconds. A larger one is refreshed behind the
+// searches when the engine serves (StartWarm): refreshing Go's tree
+// takes 77 ms when no file changed and 0.6 s when all did (a full
+// re-sync), and every search of the generation waited that long
+// (bench/README.md, "Searches during a sync"). Meanwhile its searches run
+// without the file index, as a facet-filtered search does: the
+// whole-file FTS5 probe proposes the best files and their kept counts are
+// read per file (rank_file_best.go).
+const inlineRefreshFiles = 1000
+
+// get returns the file index of generation gen, which a search's snapshot
+// read at read (after its snapshot began); nil when the workspace is too
+// large for one, or when a serving engine refreshes a large index behind
+// the searches: the search goes without it. A search whose snapshot is
+// older than the refresh running or last started starts none: that
+// refresh sees its generation or a later one.
+func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []byte, read time.Time) (*fileIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.generation != nil && bytes.Equal(c.generation, gen) {
 		return c.index, nil
+	}
+	if c.life != nil && c.generation != nil && !c.small() {
+		if !c.behind && !c.closed && c.life.Err() == nil && read.After(c.behindAt) {
+			c.behind, c.behindAt = true, time.Now()
+			c.done.Add(1)
+			go c.refreshBehind(e, c.index)
+		}
+		return nil, nil
 	}
 	ix, err := refreshFileIndex(ctx, e, tx, c.index)
 	if err != nil {
@@ -125,12 +167,66 @@ func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []b
 	return ix, nil
 }
 
+// small reports whether the cached index is refreshed inline: it has
+// fewer than inlineRefreshFiles files (none when the workspace was too
+// large for one).
+func (c *fileIndexCache) small() bool {
+	limit := inlineRefreshFiles
+	if c.inlineFiles > 0 {
+		limit = c.inlineFiles
+	}
+	return c.index != nil && len(c.index.base.files)+len(c.index.delta.files) < limit
+}
+
+// refreshBehind refreshes old to the generation a new read transaction
+// sees, and keeps it unless the engine closed meanwhile.
+func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex) {
+	defer c.done.Done()
+	gen, ix, err := func() ([]byte, *fileIndex, error) {
+		if c.hold != nil {
+			<-c.hold
+		}
+		tx, release, err := e.begin(c.life)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		gen, _, err := readGeneration(c.life, e, tx)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix, err := refreshFileIndex(c.life, e, tx, old)
+		return gen, ix, err
+	}()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.behind = false
+	// A failed refresh leaves the cache as it was: the next search of a
+	// new generation tries again.
+	if err == nil && !c.closed {
+		c.generation, c.index = gen, ix
+	}
+}
+
+// close stops refreshes from starting and waits for the running one.
+func (c *fileIndexCache) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.done.Wait()
+}
+
 // StartWarm builds the file index of the index's current generation in
 // the background, so that the first search of a large workspace does not
 // wait for it (a search that comes first waits for the build instead of
-// starting one). Cancel ctx to stop it; Close waits for it. A failure is
-// left to the next search, which builds the index itself.
+// starting one), and lets later generations' indexes be refreshed behind
+// the searches (inlineRefreshFiles). Cancel ctx to stop both; Close waits
+// for them. A failure is left to the next search, which builds the index
+// itself.
 func (e *Engine) StartWarm(ctx context.Context) {
+	e.fileIdx.mu.Lock()
+	e.fileIdx.life = ctx
+	e.fileIdx.mu.Unlock()
 	e.warming.Add(1)
 	go func() {
 		defer e.warming.Done()
@@ -148,7 +244,7 @@ func (e *Engine) warm(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.fileIdx.get(ctx, e, tx, gen)
+	_, err = e.fileIdx.get(ctx, e, tx, gen, time.Now())
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tychora/tychora/sources"
@@ -50,7 +51,7 @@ func indexedQueryTx(t *testing.T, env *searchEnv, question string) (*preparedQue
 		release()
 		t.Fatal(err)
 	}
-	ix, err := env.engine.fileIdx.get(ctx, env.engine, tx, q.stats.generation)
+	ix, err := env.engine.fileIdx.get(ctx, env.engine, tx, q.stats.generation, q.stats.read)
 	if err != nil || ix == nil {
 		release()
 		t.Fatalf("no file index: %v", err)
@@ -350,4 +351,79 @@ func indexRanges(fs *fileScores, files []bestFile) [][2]int64 {
 		}
 	}
 	return out
+}
+
+// A serving engine refreshes a large file index behind the searches: the
+// searches of a new generation neither wait for the refresh nor start a
+// second one; they rank without the index, and find what the sync
+// added. Once the refresh ran, the generation's searches use its index.
+// Close waits for a running refresh, and none starts after it.
+func TestFileIndexRefreshedBehind(t *testing.T) {
+	env := newSearchEnv(t)
+	src := env.folder("go", "default", fileIndexTree())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &env.engine.fileIdx
+	c.inlineFiles = 1 // every index is large
+	env.engine.StartWarm(ctx)
+	env.engine.warming.Wait()
+	c.mu.Lock()
+	first := c.index
+	hold := make(chan struct{})
+	c.hold = hold
+	c.mu.Unlock()
+	if first == nil {
+		t.Fatal("the warm-up built no file index")
+	}
+	env.write("go/added/quokka.go", "package added\n\n// Quokka is new.\nvar Quokka = 1\n")
+	if _, err := env.ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The refresh is held before it reads: every search below would
+	// block here if it waited for it.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			r, err := env.engine.Search(ctx, env.all, QueryRequest{Question: "quokka"})
+			if err != nil || !hasPath(r.Hits, "added/quokka.go") {
+				t.Errorf("during the refresh: %v, %v", paths(r.Hits), err)
+			}
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	behind, index := c.behind, c.index
+	c.mu.Unlock()
+	if !behind || index != first {
+		t.Fatalf("refresh running %v, index replaced %v: want one refresh behind the searches", behind, index != first)
+	}
+	close(hold)
+	c.done.Wait()
+	key := fileKeyOf(src, "added/quokka.go")
+	_, ix, release := indexedQuery(t, env, "quokka")
+	release()
+	if ix == first {
+		t.Fatal("the refresh left the old index")
+	}
+	if _, ok := ix.lookup(key); !ok {
+		t.Error("the refreshed index lacks the added file")
+	}
+	if r := env.search(env.all, QueryRequest{Question: "quokka"}); !hasPath(r.Hits, "added/quokka.go") {
+		t.Errorf("after the refresh: %v", paths(r.Hits))
+	}
+	// After Close no refresh starts, and searches still work.
+	env.engine.Close()
+	env.write("go/added/wombat.go", "package added\n\n// Wombat is newer.\nvar Wombat = 2\n")
+	if _, err := env.ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := env.search(env.all, QueryRequest{Question: "wombat"}); !hasPath(r.Hits, "added/wombat.go") {
+		t.Errorf("after Close: %v", paths(r.Hits))
+	}
+	c.mu.Lock()
+	behind = c.behind
+	c.mu.Unlock()
+	if behind {
+		t.Error("a refresh started after Close")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Corpus statistics for ranking.
@@ -41,8 +42,10 @@ type corpusStats struct {
 	// avgFileBytes is the average size of an indexed file: the length
 	// that whole-file evidence is normalized by (rank_file.go).
 	avgFileBytes float64
-	// generation identifies the index the statistics describe.
+	// generation identifies the index the statistics describe; read is
+	// when the search read it, after its snapshot began.
 	generation []byte
+	read       time.Time
 }
 
 // statsCache holds the statistics of one index generation.
@@ -65,6 +68,7 @@ func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []st
 	if err != nil {
 		return corpusStats{}, nil, err
 	}
+	read := time.Now()
 	out := make(map[string]int64, len(stems))
 	var missing []string
 	c.mu.Lock()
@@ -79,7 +83,7 @@ func (c *statsCache) load(ctx context.Context, e *Engine, tx *sql.Tx, stems []st
 		}
 	}
 	stats := c.stats
-	stats.generation = gen
+	stats.generation, stats.read = gen, read
 	for _, s := range stems {
 		if df, ok := c.df[s]; ok {
 			out[s] = df

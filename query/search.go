@@ -332,7 +332,7 @@ func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery,
 	// filter, a workspace too large for one) the whole-file FTS5 index
 	// proposes the best files after stage A, and the pool's files' counts
 	// are read.
-	ix, err := e.fileIdx.get(ctx, e, tx, q.stats.generation)
+	ix, err := e.fileIdx.get(ctx, e, tx, q.stats.generation, q.stats.read)
 	if err != nil {
 		return nil, err
 	}

@@ -105,5 +105,6 @@ func (c *stmtCache) close() error {
 // closing the database; searches after Close still work, unprepared.
 func (e *Engine) Close() error {
 	e.warming.Wait()
+	e.fileIdx.close()
 	return e.stmts.close()
 }
