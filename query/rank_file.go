@@ -493,7 +493,7 @@ func (e *Engine) completeFiles(ctx context.Context, tx *sql.Tx, sc *scorer, q *p
 	}
 	where, args := sf.sql()
 	args = append(append([]any{string(list)}, args...), maxCompletedUnits)
-	rows, err := e.query(ctx, tx, sqlFileUnits+where+" LIMIT ?", args...)
+	rows, err := e.query(ctx, tx, fileUnitsSQL(where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -366,7 +366,7 @@ func (e *Engine) bestUnits(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf
 	if len(plan.ranges) > 0 {
 		from, where, fargs := sf.ftsFrom()
 		// One statement for every file: its text is the same for each.
-		st, err := tx.PrepareContext(ctx, "SELECT f.rowid FROM "+from+" WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?"+where+" LIMIT ?")
+		st, err := e.prepareIn(ctx, tx, rangeSQL(from, where))
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

@@ -43,6 +43,9 @@ type Engine struct {
 	helperOnce sync.Once
 	helpers    chan struct{}
 	helped     atomic.Int64 // searches whose helper read their best files
+	// unprepared, when set (tests), is called with the text of each
+	// statement a search prepares where it runs (search_stmt.go).
+	unprepared func(q string)
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget

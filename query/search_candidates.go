@@ -456,12 +456,7 @@ func andStrings(tokens []string) string {
 // returns their rowids (evidence seq), best first within each probe.
 func (e *Engine) runProbes(ctx context.Context, tx *sql.Tx, prof *profile, probes []probe, sf *scopeFilter, poolSize int) ([]int64, error) {
 	from, where, fargs := sf.ftsFrom()
-	w := prof.fields
-	bm25 := fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
-		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
-		num(w[fieldBody].weight), num(w[fieldCode].weight))
-	unranked := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?"
-	ranked := "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " ORDER BY " + bm25 + ", f.rowid LIMIT ?"
+	unranked, ranked := probeSQL(prof, from, where)
 
 	narrowed := sf.narrows()
 	seen := make(map[int64]bool, poolSize)
@@ -554,6 +549,29 @@ func (sf *scopeFilter) ftsFrom() (from, where string, args []any) {
 	return from, where, args
 }
 
+// probeSQL is the text of a probe over from with the filter where: its
+// first rows, and its rows best by bm25() with the profile's weights.
+func probeSQL(prof *profile, from, where string) (unranked, ranked string) {
+	w := prof.fields
+	bm25 := fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
+		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
+		num(w[fieldBody].weight), num(w[fieldCode].weight))
+	unranked = "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?"
+	ranked = "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " ORDER BY " + bm25 + ", f.rowid LIMIT ?"
+	return unranked, ranked
+}
+
+// countSQL is the text of countMatches over from with the filter where.
+func countSQL(from, where string) string {
+	return "SELECT count(*) FROM (SELECT 1 FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?)"
+}
+
+// rangeSQL is the text of the search for a best file's units within its
+// range of rows (bestUnits), over from with the filter where.
+func rangeSQL(from, where string) string {
+	return "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ? AND f.rowid BETWEEN ? AND ?" + where + " LIMIT ?"
+}
+
 // num formats a weight for SQL.
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
@@ -565,7 +583,7 @@ const maxCountedMatches = maxPoolSize
 // maxCountedMatches.
 func (e *Engine) countMatches(ctx context.Context, tx *sql.Tx, expr string, sf *scopeFilter) (int, error) {
 	from, where, fargs := sf.ftsFrom()
-	q := "SELECT count(*) FROM (SELECT 1 FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?)"
+	q := countSQL(from, where)
 	args := append(append([]any{expr}, fargs...), maxCountedMatches)
 	rows, err := e.query(ctx, tx, q, args...)
 	if err != nil {

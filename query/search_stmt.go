@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -14,9 +15,12 @@ import (
 // on the read pool, before a search takes its connection (preparing while
 // holding one could wait forever for another when every connection is
 // busy), and reused in every search's read transaction: database/sql
-// keeps each prepared on every connection it has used. The FTS5 probes are
-// not: SQLite prepares a MATCH statement again whenever the expression
-// changes, which is every search.
+// keeps each prepared on every connection it has used. So are the FTS5
+// statements of a search without filters (unscopedSQL): the MATCH
+// expression is a parameter, bound anew each time. A filter puts its
+// conditions into the text, and such a statement is prepared where it
+// runs. Preparing was about 6 % of a search's CPU over Go's tree
+// (bench/README.md, "Prepared MATCH statements").
 
 const (
 	sqlGeneration = `SELECT id, block FROM evidence_fts_data WHERE id IN (1, 10)`
@@ -40,7 +44,26 @@ const fetchColumns = `e.seq, e.evidence_id, e.source_id, e.revision_id, e.collec
 	e.language, e.role, e.path, e.title, e.heading_path, e.start_line, e.end_line, e.sha256, e.text,
 	e.code_terms`
 
-var preparedSQL = []string{sqlGeneration, sqlVocab, sqlFetch, sqlStale, sqlFileTerms, sqlFileRanges, sqlLeavesIn}
+var preparedSQL = append([]string{sqlGeneration, sqlVocab, sqlFetch, sqlStale, sqlFileTerms, sqlFileRanges, sqlLeavesIn}, unscopedSQL()...)
+
+// unscopedSQL is the text of the statements whose text depends on the
+// scope's filter, as a search without one runs them: each profile's
+// probes, the count of matches, a best file's units and the named files'.
+func unscopedSQL() []string {
+	var none scopeFilter
+	from, where, _ := none.ftsFrom()
+	out := []string{countSQL(from, where), rangeSQL(from, where), fileUnitsSQL(where)}
+	for i := range profiles {
+		unranked, ranked := probeSQL(&profiles[i], from, where)
+		out = append(out, unranked, ranked)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// fileUnitsSQL is the text that reads the units of named files
+// (completeFiles) with the filter where.
+func fileUnitsSQL(where string) string { return sqlFileUnits + where + " LIMIT ?" }
 
 type stmtCache struct {
 	mu     sync.Mutex
@@ -83,7 +106,23 @@ func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (
 	if st := e.stmts.get(q); st != nil {
 		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
+	if e.unprepared != nil {
+		e.unprepared(q)
+	}
 	return tx.QueryContext(ctx, q, args...)
+}
+
+// prepareIn prepares q for tx: the statement prepared once when q is
+// one of the fixed ones, else q prepared on tx's connection. Close the
+// result when done (which leaves a fixed statement prepared).
+func (e *Engine) prepareIn(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	if st := e.stmts.get(q); st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	if e.unprepared != nil {
+		e.unprepared(q)
+	}
+	return tx.PrepareContext(ctx, q)
 }
 
 func (c *stmtCache) close() error {
