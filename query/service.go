@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,21 @@ type Fitter[C any] interface {
 	Merge(kept, fresh C) C
 }
 
+// Reuser is a Fitter whose answers the Searcher may give again. An answer
+// to a cached ranking depends on the page (its hits, their stale flags,
+// pending_changes), on what AnswerKey names, and on the run id only
+// through its cost in tokens, which is the same for every run id
+// (NewRunID): a page fitted once under the same key is the same answer
+// under a new run id, without fitting it again.
+type Reuser[C any] interface {
+	// AnswerKey names what an answer depends on besides the page and the
+	// name Prepare gave ("" never reuses one). Call it after Prepare.
+	AnswerKey() string
+	// Reuse gives the answer an earlier Fit left (Fitted.Answer) under
+	// runID; false when it cannot, and the page is fitted again.
+	Reuse(answer any, runID string) (Fitted[C], bool)
+}
+
 // RankedPage is a ranked page as a Fitter gets it.
 type RankedPage[C any] struct {
 	// Result is the answer before fitting: its run id, the request echo,
@@ -60,6 +76,9 @@ type Fitted[C any] struct {
 	// result size cap): what the fit counted is still kept, and no run is
 	// recorded.
 	Refused error
+	// Answer, when set, is what a Reuser needs to give this answer again
+	// (Reuse); the Searcher keeps it with the ranking.
+	Answer any
 }
 
 // SearchInput is one search: a request or the id of a run to replay.
@@ -184,6 +203,24 @@ func (s *Searcher[C]) Search(ctx context.Context, p workspace.Principal, in Sear
 		Kept:       t.entry.kept(keep),
 		NextCursor: s.pageCursor(p, &r),
 	}
+	// The answer of an earlier fit of this page, under the new run id.
+	re, _ := fit.(Reuser[C])
+	var answerKey string
+	if re != nil {
+		if k := re.AnswerKey(); k != "" {
+			answerKey = keep + "\x00" + k + "\x00" + pageSignature(&page.Result)
+			if ans := t.entry.answer(answerKey); ans != nil {
+				if fitted, ok := re.Reuse(ans, page.Result.RunID); ok {
+					t.endTurn()
+					if fitted.Refused != nil {
+						return QueryResult{}, fitted.Refused
+					}
+					s.record(p, norm, reqHash, in.Render, start, replayOf, hits, fitted.Result)
+					return fitted.Result, nil
+				}
+			}
+		}
+	}
 	fitted, err := fit.Fit(ctx, page)
 	if err != nil {
 		return QueryResult{}, err
@@ -193,8 +230,28 @@ func (s *Searcher[C]) Search(ctx context.Context, p workspace.Principal, in Sear
 	if fitted.Refused != nil {
 		return QueryResult{}, fitted.Refused
 	}
+	if answerKey != "" && fitted.Answer != nil {
+		t.entry.keepAnswer(answerKey, fitted.Answer)
+	}
 	s.record(p, norm, reqHash, in.Render, start, replayOf, hits, fitted.Result)
 	return fitted.Result, nil
+}
+
+// pageSignature is what an answer depends on of a page besides its
+// ranking: each hit's stale reason and the pending changes.
+func pageSignature(r *QueryResult) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(r.PendingChanges))
+	for i := range r.Hits {
+		b.WriteByte('|')
+		if r.Hits[i].Stale {
+			b.WriteString("s:")
+		}
+		if r.Hits[i].StaleReason != nil {
+			b.WriteString(*r.Hits[i].StaleReason)
+		}
+	}
+	return b.String()
 }
 
 // request is the request in asks for: its own, or the kept request of the

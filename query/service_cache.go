@@ -33,6 +33,10 @@ type cacheEntry[C any] struct {
 	mu     sync.Mutex
 	fits   map[string]C // what fits kept, by the name the Fitter gives (format and counter)
 	states []*FileState // per hit; nil until first asked
+	// The last answer a Reuser left, and its key (Searcher.Search): one,
+	// so that an entry holds at most one answer's bytes.
+	answerKey string
+	answerVal any
 }
 
 func newSearchCache[C any](max int) *searchCache[C] {
@@ -99,6 +103,23 @@ func (e *cacheEntry[C]) keep(keep string, fresh C, merge func(kept, fresh C) C) 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.fits[keep] = merge(e.fits[keep], fresh)
+}
+
+// answer returns the answer kept under key, nil when none is.
+func (e *cacheEntry[C]) answer(key string) any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.answerKey != key {
+		return nil
+	}
+	return e.answerVal
+}
+
+// keepAnswer keeps answer under key, in place of the one kept before.
+func (e *cacheEntry[C]) keepAnswer(key string, answer any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.answerKey, e.answerVal = key, answer
 }
 
 // fileStates returns the index's record of each hit's file

@@ -1,7 +1,10 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"slices"
+	"strconv"
 
 	"github.com/tychora/tychora/query"
 )
@@ -63,11 +66,46 @@ func (f *SearchFit) Fit(ctx context.Context, page query.RankedPage[[]HitCost]) (
 		return query.Fitted[[]HitCost]{}, err
 	}
 	f.Out = out
-	fitted := query.Fitted[[]HitCost]{Result: out.Result, Keep: out.Costs}
+	fitted := query.Fitted[[]HitCost]{Result: out.Result, Keep: out.Costs, Answer: out}
 	if f.Limit != nil {
 		fitted.Refused = f.Limit(len(out.Structured) + len(out.Rendered))
 	}
 	return fitted, nil
+}
+
+var _ query.Reuser[[]HitCost] = (*SearchFit)(nil)
+
+// AnswerKey names the budget an answer was fitted to: the format, the
+// counter and the token budget (the result size cap is checked again at
+// each reuse).
+func (f *SearchFit) AnswerKey() string {
+	return string(f.Format) + "|" + f.Counter + "|" + strconv.Itoa(f.MaxTokens)
+}
+
+// runIDHead is how every structured answer starts: its run id is the
+// first field (query.QueryResult).
+const runIDHead = `{"run_id":"`
+
+// Reuse gives an answer Fit made (a *FitOutput) under runID: the same
+// bytes but for the run id, which costs the same tokens whatever its
+// digits (query.NewRunID, TestRunIDTokens), so its budget.used_tokens is
+// still exact. False when the answer does not start with its run id or
+// the new one is of another length.
+func (f *SearchFit) Reuse(answer any, runID string) (query.Fitted[[]HitCost], bool) {
+	prev, ok := answer.(*FitOutput)
+	if !ok || len(runID) != len(prev.Result.RunID) || !bytes.HasPrefix(prev.Structured, []byte(runIDHead+prev.Result.RunID+`"`)) {
+		return query.Fitted[[]HitCost]{}, false
+	}
+	structured := slices.Clone(prev.Structured)
+	copy(structured[len(runIDHead):], runID)
+	out := &FitOutput{Result: prev.Result, Structured: structured, Rendered: prev.Rendered}
+	out.Result.RunID = runID
+	f.Out = out
+	fitted := query.Fitted[[]HitCost]{Result: out.Result, Answer: out}
+	if f.Limit != nil {
+		fitted.Refused = f.Limit(len(out.Structured) + len(out.Rendered))
+	}
+	return fitted, true
 }
 
 // Merge keeps, hit by hit, the costs this fit counted (a zero HitCost
