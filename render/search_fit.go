@@ -66,7 +66,10 @@ func (f *SearchFit) Fit(ctx context.Context, page query.RankedPage[[]HitCost]) (
 		return query.Fitted[[]HitCost]{}, err
 	}
 	f.Out = out
-	fitted := query.Fitted[[]HitCost]{Result: out.Result, Keep: out.Costs, Answer: out}
+	fitted := query.Fitted[[]HitCost]{Result: out.Result, Keep: out.Costs}
+	if len(out.Structured)+len(out.Rendered) <= maxKeptAnswerBytes {
+		fitted.Answer = out
+	}
 	if f.Limit != nil {
 		fitted.Refused = f.Limit(len(out.Structured) + len(out.Rendered))
 	}
@@ -74,6 +77,13 @@ func (f *SearchFit) Fit(ctx context.Context, page query.RankedPage[[]HitCost]) (
 }
 
 var _ query.Reuser[[]HitCost] = (*SearchFit)(nil)
+
+// maxKeptAnswerBytes bounds the answers kept to be given again (structured
+// and rendered bytes): each cached ranking keeps at most one, so the cache
+// of 1,024 rankings holds at most 64 MiB of them. An answer of 1,000
+// tokens is about 8 KB, one of 4,000 about 30 KB; a larger one is fitted
+// each time it is asked for.
+const maxKeptAnswerBytes = 64 << 10
 
 // AnswerKey names the budget an answer was fitted to: the format, the
 // counter and the token budget (the result size cap is checked again at

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tychora/tychora/query"
@@ -87,5 +88,18 @@ func TestSearchFitReuseIsAFit(t *testing.T) {
 	}
 	if _, ok := sf.Reuse(fitted.Answer, "run_1"); ok {
 		t.Error("a run id of another length was put in place")
+	}
+	// A large answer is not kept: it would hold its bytes in the cache.
+	big := genResult(r)
+	big.RunID = query.NewRunID()
+	text := strings.Repeat("a line of a large answer\n", 8000)
+	big.Hits = []query.Hit{{EvidenceID: "ev_big", Path: "big.txt", Text: &text, Span: query.Span{StartLine: 1, EndLine: 8000}}}
+	sf = &SearchFit{Format: FormatAgent, MaxTokens: 200000, Counter: "o200k_base"}
+	fitted, err = sf.Fit(ctx, query.RankedPage[[]HitCost]{Result: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := len(sf.Out.Structured) + len(sf.Out.Rendered); size <= maxKeptAnswerBytes || fitted.Answer != nil {
+		t.Errorf("an answer of %d bytes was kept (%v)", size, fitted.Answer != nil)
 	}
 }
