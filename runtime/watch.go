@@ -102,14 +102,7 @@ func (own *Owner) syncEnded(ctx context.Context, id string, err error, dirs []st
 	if w == nil {
 		return
 	}
-	outcome := sources.SyncDone
-	switch {
-	case err == nil:
-	case ctx.Err() != nil || errors.Is(err, context.Canceled) || own.life.Err() != nil:
-		outcome = sources.SyncCancelled
-	default:
-		outcome = sources.SyncFailed
-	}
+	outcome := syncOutcome(ctx, own.life, err)
 	if _, watched := w.State(id); watched || outcome != sources.SyncDone {
 		w.EndSync(id, outcome, dirs)
 		return
@@ -122,6 +115,23 @@ func (own *Owner) syncEnded(ctx context.Context, id string, err error, dirs []st
 	src, err := sources.GetSource(context.WithoutCancel(ctx), own.db, id)
 	if err == nil && src.Watch {
 		w.Watch(src, dirs)
+	}
+}
+
+// syncOutcome is how a sync job that ended with err went, for the
+// watcher: a sync whose source lies outside the ingest roots (they were
+// edited after it was added) is refused, and is not asked for again
+// until the source changes.
+func syncOutcome(ctx, life context.Context, err error) sources.SyncOutcome {
+	switch {
+	case err == nil:
+		return sources.SyncDone
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || life.Err() != nil:
+		return sources.SyncCancelled
+	case workspace.ErrorCode(err) == workspace.CodeOutOfRoots:
+		return sources.SyncRefused
+	default:
+		return sources.SyncFailed
 	}
 }
 

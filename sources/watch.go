@@ -475,6 +475,11 @@ const (
 	SyncDone      SyncOutcome = iota // it succeeded
 	SyncCancelled                    // it was cancelled, or the owner is stopping
 	SyncFailed                       // it failed
+	// SyncRefused: it failed for a reason that asking again cannot
+	// change (the source's path is outside the ingest roots): its changes
+	// wait for the next change, as a cancelled sync's do, instead of being
+	// asked for again every RetryMax forever.
+	SyncRefused
 )
 
 // EndSync tells w that the sync of the source ended, with the directories
@@ -505,6 +510,8 @@ func (w *Watcher) EndSync(id string, outcome SyncOutcome, dirs []string) {
 		s.failures, s.retryAt = 0, time.Time{}
 	case SyncFailed:
 		w.backOffLocked(s, "sync of a watched source failed", nil) // the job holds its error
+	case SyncRefused:
+		w.log.Warn("sync of a watched source refused; asking again at its next change", workspace.LogSourceID, s.id)
 	}
 	if ok && s.fsw != nil && s.kind != KindFile && dirs != nil {
 		if w.followWalkLocked(s, dirs) {

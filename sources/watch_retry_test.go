@@ -282,3 +282,58 @@ func TestWatchWaitsForGit(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestWatchRefusedSyncWaitsForAChange: a sync refused for good (its
+// source outside the ingest roots) is not asked for again on a timer, as
+// a failed one is: its changes wait for the next change, which is asked
+// for at once with them.
+func TestWatchRefusedSyncWaitsForAChange(t *testing.T) {
+	dir := t.TempDir()
+	asked := make(chan []string, 16)
+	w := NewWatcher(WatchOptions{
+		Debounce: 10 * time.Millisecond,
+		RetryMin: 50 * time.Millisecond,
+		RetryMax: 100 * time.Millisecond,
+		Changed: func(_ string, paths []string) (bool, error) {
+			asked <- paths
+			return false, nil
+		},
+	})
+	defer w.Close()
+	src := Source{ID: "src_refused", Kind: KindFolder, Path: dir, CollectionID: "default", Watch: true}
+	w.Watch(src, []string{dir})
+	write := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("words "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func(what string) []string {
+		t.Helper()
+		select {
+		case p := <-asked:
+			return p
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no sync asked for", what)
+		}
+		return nil
+	}
+	write("a.txt")
+	next("a write")
+	w.BeginSync(src.ID)
+	w.EndSync(src.ID, SyncRefused, nil)
+	// A failed sync would be asked for again within RetryMin (50 ms) and
+	// then every RetryMax (100 ms).
+	select {
+	case p := <-asked:
+		t.Fatalf("a refused sync of %v was asked for again without a change", p)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if st, _ := w.State(src.ID); st.PendingChanges != 1 {
+		t.Fatalf("after a refusal %d changes pending, want 1", st.PendingChanges)
+	}
+	write("b.txt")
+	if p := next("a change after a refusal"); !slices.Equal(p, []string{"a.txt", "b.txt"}) {
+		t.Fatalf("asked for %v, want [a.txt b.txt]", p)
+	}
+}
