@@ -15,46 +15,8 @@ import (
 // for again, later after each failure in a row; a cancelled sync's
 // changes wait for the next change; a success ends the backoff.
 func TestWatchRetriesFailedSyncs(t *testing.T) {
-	dir := t.TempDir()
-	asked := make(chan []string, 16)
-	w := NewWatcher(WatchOptions{
-		Debounce: 10 * time.Millisecond,
-		RetryMin: 200 * time.Millisecond,
-		RetryMax: 2 * time.Second,
-		Changed: func(_ string, paths []string) (bool, error) {
-			asked <- paths
-			return false, nil
-		},
-	})
-	defer w.Close()
-	src := Source{ID: "src_retry", Kind: KindFolder, Path: dir, CollectionID: "default", Watch: true}
-	w.Watch(src, []string{dir})
-
-	next := func(what string) ([]string, time.Duration) {
-		t.Helper()
-		start := time.Now()
-		select {
-		case p := <-asked:
-			return p, time.Since(start)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no sync asked for", what)
-		}
-		return nil, 0
-	}
-	none := func(what string, d time.Duration) {
-		t.Helper()
-		select {
-		case p := <-asked:
-			t.Fatalf("%s: a sync of %v was asked for", what, p)
-		case <-time.After(d):
-		}
-	}
-	write := func(name string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("words "+name), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env := newRetryEnv(t, "src_retry", 200*time.Millisecond, 2*time.Second)
+	w, src, dir, next, none, write := env.w, env.src, env.dir, env.next, env.none, env.write
 
 	write("a.txt")
 	if p, _ := next("a write"); !slices.Equal(p, []string{"a.txt"}) {
@@ -288,52 +250,78 @@ func TestWatchWaitsForGit(t *testing.T) {
 // a failed one is: its changes wait for the next change, which is asked
 // for at once with them.
 func TestWatchRefusedSyncWaitsForAChange(t *testing.T) {
-	dir := t.TempDir()
-	asked := make(chan []string, 16)
-	w := NewWatcher(WatchOptions{
-		Debounce: 10 * time.Millisecond,
-		RetryMin: 50 * time.Millisecond,
-		RetryMax: 100 * time.Millisecond,
-		Changed: func(_ string, paths []string) (bool, error) {
-			asked <- paths
-			return false, nil
-		},
-	})
-	defer w.Close()
-	src := Source{ID: "src_refused", Kind: KindFolder, Path: dir, CollectionID: "default", Watch: true}
-	w.Watch(src, []string{dir})
-	write := func(name string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("words "+name), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	next := func(what string) []string {
-		t.Helper()
-		select {
-		case p := <-asked:
-			return p
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no sync asked for", what)
-		}
-		return nil
-	}
-	write("a.txt")
-	next("a write")
+	env := newRetryEnv(t, "src_refused", 50*time.Millisecond, 100*time.Millisecond)
+	w, src := env.w, env.src
+	env.write("a.txt")
+	env.next("a write")
 	w.BeginSync(src.ID)
 	w.EndSync(src.ID, SyncRefused, nil)
 	// A failed sync would be asked for again within RetryMin (50 ms) and
 	// then every RetryMax (100 ms).
-	select {
-	case p := <-asked:
-		t.Fatalf("a refused sync of %v was asked for again without a change", p)
-	case <-time.After(500 * time.Millisecond):
-	}
+	env.none("after a refusal", 500*time.Millisecond)
 	if st, _ := w.State(src.ID); st.PendingChanges != 1 {
 		t.Fatalf("after a refusal %d changes pending, want 1", st.PendingChanges)
 	}
-	write("b.txt")
-	if p := next("a change after a refusal"); !slices.Equal(p, []string{"a.txt", "b.txt"}) {
+	env.write("b.txt")
+	if p, _ := env.next("a change after a refusal"); !slices.Equal(p, []string{"a.txt", "b.txt"}) {
 		t.Fatalf("asked for %v, want [a.txt b.txt]", p)
+	}
+}
+
+// retryEnv is a watched folder whose syncs are only asked for (the test
+// begins and ends them), with the retry bounds a test gives.
+type retryEnv struct {
+	t     *testing.T
+	dir   string
+	w     *Watcher
+	src   Source
+	asked chan []string
+}
+
+func newRetryEnv(t *testing.T, id string, retryMin, retryMax time.Duration) *retryEnv {
+	env := &retryEnv{t: t, dir: t.TempDir(), asked: make(chan []string, 16)}
+	env.w = NewWatcher(WatchOptions{
+		Debounce: 10 * time.Millisecond,
+		RetryMin: retryMin,
+		RetryMax: retryMax,
+		Changed: func(_ string, paths []string) (bool, error) {
+			env.asked <- paths
+			return false, nil
+		},
+	})
+	t.Cleanup(env.w.Close)
+	env.src = Source{ID: id, Kind: KindFolder, Path: env.dir, CollectionID: "default", Watch: true}
+	env.w.Watch(env.src, []string{env.dir})
+	return env
+}
+
+// next waits for the next sync asked for: its paths, and how long it took.
+func (env *retryEnv) next(what string) ([]string, time.Duration) {
+	env.t.Helper()
+	start := time.Now()
+	select {
+	case p := <-env.asked:
+		return p, time.Since(start)
+	case <-time.After(10 * time.Second):
+		env.t.Fatalf("%s: no sync asked for", what)
+	}
+	return nil, 0
+}
+
+// none fails if a sync is asked for within d.
+func (env *retryEnv) none(what string, d time.Duration) {
+	env.t.Helper()
+	select {
+	case p := <-env.asked:
+		env.t.Fatalf("%s: a sync of %v was asked for", what, p)
+	case <-time.After(d):
+	}
+}
+
+// write writes a file into the folder.
+func (env *retryEnv) write(name string) {
+	env.t.Helper()
+	if err := os.WriteFile(filepath.Join(env.dir, name), []byte("words "+name), 0o644); err != nil {
+		env.t.Fatal(err)
 	}
 }
