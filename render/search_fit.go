@@ -79,8 +79,9 @@ func (f *SearchFit) Fit(ctx context.Context, page query.RankedPage[[]HitCost]) (
 var _ query.Reuser[[]HitCost] = (*SearchFit)(nil)
 
 // maxKeptAnswerBytes bounds the answers kept to be given again (structured
-// and rendered bytes): each cached ranking keeps at most one, so the cache
-// of 1,024 rankings holds at most 64 MiB of them. An answer of 1,000
+// and rendered bytes): each cached ranking keeps at most one, so the
+// owner's cache of 1,024 rankings (runtime.searchCacheSize) holds at most
+// 64 MiB of them. An answer of 1,000
 // tokens is about 8 KB, one of 4,000 about 30 KB; a larger one is fitted
 // each time it is asked for.
 const maxKeptAnswerBytes = 64 << 10
