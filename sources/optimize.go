@@ -13,11 +13,13 @@ import (
 // FTS5 writes every flush of its pending terms as a new segment and merges
 // segments only a few at a time. After a large sync the lexical index is
 // a stack of segments, and every search pays for it: each term is looked
-// up once per segment (through an internal statement that SQLite prepares
-// again at each lookup) and its doclists are merged across them. Merging
+// up once per segment and its doclists are merged across them. Merging
 // the index into one segment ('optimize') made the searches of
 // bench/queries/distinct.txt over Go's source tree about a quarter faster
-// (docs/ingest.md); it took about a second on that tree.
+// (docs/ingest.md); it took about a second on that tree. Most of that
+// quarter was FTS5's lookup statement being prepared again at each
+// lookup, which the connections' planner setting now prevents
+// (workspace/db_qpsg.go).
 //
 // Optimize runs that merge when enough of the index changed since the last
 // one: each applied revision adds the leaves it wrote and the evidence

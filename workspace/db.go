@@ -70,10 +70,11 @@ func OpenDB(ctx context.Context, path string) (*DB, error) {
 	if f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
 		f.Close()
 	}
-	w, err := sql.Open("sqlite", dsn(path, false))
+	wc, err := newConnector(dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("open index: %w", err)
 	}
+	w := sql.OpenDB(wc)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
@@ -90,11 +91,12 @@ func OpenDB(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite", dsn(path, true))
+	rc, err := newConnector(dsn(path, true))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open index: %w", err)
 	}
+	r := sql.OpenDB(rc)
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
