@@ -141,21 +141,19 @@ const inlineRefreshFiles = 1000
 
 // get returns the file index of generation gen, which a search's snapshot
 // read at read (after its snapshot began); nil when the workspace is too
-// large for one, or when a serving engine refreshes a large index behind
-// the searches: the search goes without it. A search whose snapshot is
-// older than the refresh running or last started starts none: that
-// refresh sees its generation or a later one.
+// large for one, or when a serving engine builds or refreshes a large
+// index behind the searches: the search goes without it. A search whose
+// snapshot is older than the refresh running or last started starts none:
+// that refresh sees its generation or a later one.
 func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []byte, read time.Time) (*fileIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.generation != nil && bytes.Equal(c.generation, gen) {
 		return c.index, nil
 	}
-	if c.life != nil && c.generation != nil && !c.small() {
+	if c.life != nil && (c.behind || c.generation != nil && !c.small()) {
 		if !c.behind && !c.closed && c.life.Err() == nil && read.After(c.behindAt) {
-			c.behind, c.behindAt = true, time.Now()
-			c.done.Add(1)
-			go c.refreshBehind(e, c.index)
+			c.startBehind(e, c.index)
 		}
 		return nil, nil
 	}
@@ -167,15 +165,27 @@ func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []b
 	return ix, nil
 }
 
+// startBehind starts refreshing old (nil: building the index) behind the
+// searches. c.mu is held.
+func (c *fileIndexCache) startBehind(e *Engine, old *fileIndex) {
+	c.behind, c.behindAt = true, time.Now()
+	c.done.Add(1)
+	go c.refreshBehind(e, old)
+}
+
 // small reports whether the cached index is refreshed inline: it has
 // fewer than inlineRefreshFiles files (none when the workspace was too
 // large for one).
 func (c *fileIndexCache) small() bool {
-	limit := inlineRefreshFiles
+	return c.index != nil && len(c.index.base.files)+len(c.index.delta.files) < c.inlineLimit()
+}
+
+// inlineLimit is inlineRefreshFiles, or the tests' inlineFiles.
+func (c *fileIndexCache) inlineLimit() int {
 	if c.inlineFiles > 0 {
-		limit = c.inlineFiles
+		return c.inlineFiles
 	}
-	return c.index != nil && len(c.index.base.files)+len(c.index.delta.files) < limit
+	return inlineRefreshFiles
 }
 
 // refreshBehind refreshes old to the generation a new read transaction
@@ -217,10 +227,13 @@ func (c *fileIndexCache) close() {
 }
 
 // StartWarm builds the file index of the index's current generation in
-// the background, so that the first search of a large workspace does not
-// wait for it (a search that comes first waits for the build instead of
-// starting one), and lets later generations' indexes be refreshed behind
-// the searches (inlineRefreshFiles). Cancel ctx to stop both; Close waits
+// the background and lets later generations' indexes be refreshed behind
+// the searches (inlineRefreshFiles). The build of a large workspace's
+// index (0.6 s over Go's tree) runs behind the searches too: those that
+// come meanwhile go without it, as during a refresh, instead of waiting.
+// A small one is built under the cache's lock, so a search that comes
+// first waits the few milliseconds it takes and every ranking of a small
+// workspace is made with the index. Cancel ctx to stop both; Close waits
 // for them. A failure is left to the next search, which builds the index
 // itself.
 func (e *Engine) StartWarm(ctx context.Context) {
@@ -234,6 +247,9 @@ func (e *Engine) StartWarm(ctx context.Context) {
 	}()
 }
 
+// sqlIndexedFiles counts the files the file index would hold, at most.
+const sqlIndexedFiles = `SELECT count(*) FROM files WHERE status = 'indexed'`
+
 func (e *Engine) warm(ctx context.Context) error {
 	tx, release, err := e.begin(ctx)
 	if err != nil {
@@ -244,7 +260,20 @@ func (e *Engine) warm(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.fileIdx.get(ctx, e, tx, gen, time.Now())
+	var files int
+	if err := tx.QueryRowContext(ctx, sqlIndexedFiles).Scan(&files); err != nil {
+		return fmt.Errorf("search: file index: %w", err)
+	}
+	c := &e.fileIdx
+	if files >= c.inlineLimit() {
+		c.mu.Lock()
+		if c.generation == nil && !c.behind && !c.closed {
+			c.startBehind(e, nil)
+		}
+		c.mu.Unlock()
+		return nil
+	}
+	_, err = c.get(ctx, e, tx, gen, time.Now())
 	return err
 }
 

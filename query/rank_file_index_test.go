@@ -353,6 +353,60 @@ func indexRanges(fs *fileScores, files []bestFile) [][2]int64 {
 	return out
 }
 
+// TestFileIndexBuiltBehind: a serving engine builds a large workspace's
+// file index behind the searches, which answer without it meanwhile; a
+// small workspace's is built before any search is ranked.
+func TestFileIndexBuiltBehind(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", fileIndexTree())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &env.engine.fileIdx
+	c.inlineFiles = 1 // every index is large
+	hold := make(chan struct{})
+	c.hold = hold
+	env.engine.StartWarm(ctx)
+	env.engine.warming.Wait()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			r, err := env.engine.Search(ctx, env.all, QueryRequest{Question: "parse config"})
+			if err != nil || len(r.Hits) == 0 {
+				t.Errorf("during the build: %v, %v", paths(r.Hits), err)
+			}
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	behind, index := c.behind, c.index
+	c.mu.Unlock()
+	if !behind || index != nil {
+		t.Fatalf("build running %v, index %v: want the build behind the searches, not done", behind, index != nil)
+	}
+	close(hold)
+	c.done.Wait()
+	_, ix, release := indexedQuery(t, env, "parse config")
+	release()
+	if ix == nil {
+		t.Fatal("no file index after the build")
+	}
+
+	small := newSearchEnv(t)
+	small.folder("go", "default", fileIndexTree())
+	sc := &small.engine.fileIdx
+	sc.hold = make(chan struct{}) // a build behind the searches would block
+	small.engine.StartWarm(ctx)
+	small.engine.warming.Wait()
+	sc.mu.Lock()
+	built := sc.index != nil && !sc.behind
+	sc.mu.Unlock()
+	if !built {
+		t.Fatal("a small workspace's index was not built by the warm-up itself")
+	}
+	small.engine.Close()
+	env.engine.Close()
+}
+
 // A serving engine refreshes a large file index behind the searches: the
 // searches of a new generation neither wait for the refresh nor start a
 // second one; they rank without the index, and find what the sync
@@ -367,6 +421,7 @@ func TestFileIndexRefreshedBehind(t *testing.T) {
 	c.inlineFiles = 1 // every index is large
 	env.engine.StartWarm(ctx)
 	env.engine.warming.Wait()
+	c.done.Wait() // the build runs behind the searches
 	c.mu.Lock()
 	first := c.index
 	hold := make(chan struct{})
