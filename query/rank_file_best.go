@@ -327,13 +327,12 @@ func fileMatch(q *preparedQuery, fs *fileScores, k string) string {
 	if row < 0 {
 		return matchAll(q, nil)
 	}
-	base := row * fs.nt
 	return matchAll(q, func(term int) bool {
 		// A stem's path count is credited to one of its terms: look at
 		// every term of the same stem.
 		st := q.terms[term].stem
 		for j := range q.terms {
-			if q.terms[j].stem == st && (fs.tf[base+j] > 0 || fs.path[base+j] > 0) {
+			if c := fs.counts[row*fs.nt+j]; q.terms[j].stem == st && (fs.tf(row, j) > 0 || c.path > 0) {
 				return true
 			}
 		}

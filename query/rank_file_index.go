@@ -488,14 +488,42 @@ func (ix *fileIndex) lookup(key string) (fileRef, bool) {
 }
 
 // fileScores are the files of a scope that hold a word of a question,
-// with their weighted term frequencies.
+// with their counts of each term.
 type fileScores struct {
-	ix    *fileIndex
-	nt    int
-	refs  []fileRef
-	tf    []float64 // [row*nt + term], weighted by column as keptFileTF weighs
-	path  []float64 // [row*nt + term], as scorer.pathTF counts the path
-	slots []int32   // ref → row+1; 0: the file holds no word of the question
+	ix *fileIndex
+	nt int
+	// w is the profile's field weights the counts are weighed by.
+	w    *[numFields]fieldParams
+	refs []fileRef
+	// counts is [row*nt + term]: the file's counts of the term's stem in
+	// its units' titles, texts and code terms, weighed into tf as
+	// keptFileTF weighs them, and in its path (the stem's first term
+	// only), as scorer.pathTF counts it. Counts, not weighed floats: half
+	// the memory (the largest allocation of a search), and the weighing
+	// is done in float64 where it is read, as before.
+	counts []termCounts
+	slots  []int32 // ref → row+1; 0: the file holds no word of the question
+}
+
+// termCounts are a file's counts of one term (filePosting's, without the
+// file).
+type termCounts struct {
+	title, text, code, path uint16
+}
+
+// tf is the file's weighted term frequency of term t in row (keptFileTF's).
+func (fs *fileScores) tf(row, t int) float64 {
+	c := &fs.counts[row*fs.nt+t]
+	return fs.w[fieldTitle].weight*float64(c.title) + fs.w[fieldBody].weight*float64(c.text) + fs.w[fieldCode].weight*float64(c.code)
+}
+
+// rowTF fills tf and path with the weighted frequencies of every term of
+// the file in row.
+func (fs *fileScores) rowTF(row int, tf, path []float64) {
+	for t := range fs.nt {
+		tf[t] = fs.tf(row, t)
+		path[t] = fs.w[fieldPath].weight * float64(fs.counts[row*fs.nt+t].path)
+	}
 }
 
 // fileIndexable reports whether the file index can apply the filter:
@@ -566,14 +594,13 @@ func (ix *fileIndex) score(q *preparedQuery, sf *scopeFilter) *fileScores {
 		}
 	}
 	nb := int32(len(ix.base.files))
-	fs := &fileScores{ix: ix, nt: nt, slots: make([]int32, int(nb)+len(ix.delta.files))}
+	fs := &fileScores{ix: ix, nt: nt, w: &q.prof.fields, slots: make([]int32, int(nb)+len(ix.delta.files))}
 	// Room for a row of each file that may hold a word, zeroed once: a
 	// new row is the next nt of it.
 	rows := min(walked, len(fs.slots))
-	fs.tf, fs.path = make([]float64, 0, rows*nt), make([]float64, 0, rows*nt)
+	fs.counts = make([]termCounts, 0, rows*nt)
 	// inScope caches the scope test: 1 in, -1 out.
 	inScope := make([]int8, len(fs.slots))
-	w := &q.prof.fields
 	for i, s := range stems {
 		for part, ps := range lists[i] {
 			off := int32(0)
@@ -602,16 +629,15 @@ func (ix *fileIndex) score(q *preparedQuery, sf *scopeFilter) *fileScores {
 					row = int32(len(fs.refs))
 					fs.slots[ref] = row + 1
 					fs.refs = append(fs.refs, ref)
-					fs.tf = fs.tf[:len(fs.tf)+nt]
-					fs.path = fs.path[:len(fs.path)+nt]
+					fs.counts = fs.counts[:len(fs.counts)+nt]
 				}
-				x := w[fieldTitle].weight*float64(p.title) + w[fieldBody].weight*float64(p.text) + w[fieldCode].weight*float64(p.code)
 				base := int(row) * nt
 				for _, t := range s.terms {
-					fs.tf[base+t] = x
+					c := &fs.counts[base+t]
+					c.title, c.text, c.code = p.title, p.text, p.code
 				}
 				if p.path > 0 {
-					fs.path[base+s.path] = w[fieldPath].weight * float64(p.path)
+					fs.counts[base+s.path].path = p.path
 				}
 			}
 		}
@@ -635,7 +661,9 @@ func (fs *fileScores) keep(files [][2]string, kept map[string]*keptFile) {
 		e := fs.ix.entry(ref)
 		kf := &keptFile{tf: make([]float64, fs.nt), bytes: e.bytes, role: e.role}
 		if row := fs.slots[ref] - 1; row >= 0 {
-			copy(kf.tf, fs.tf[int(row)*fs.nt:])
+			for t := range fs.nt {
+				kf.tf[t] = fs.tf(int(row), t)
+			}
 		}
 		kept[k] = kf
 	}
@@ -659,9 +687,11 @@ func (fs *fileScores) best(q *preparedQuery, n int) [][2]string {
 	}
 	top := make([]scored, 0, n)
 	w := -1 // the worst of top once it is full
+	tf, path := make([]float64, fs.nt), make([]float64, fs.nt)
 	for row, ref := range fs.refs {
 		e := fs.ix.entry(ref)
-		s := q.fileScore(fs.tf[row*fs.nt:(row+1)*fs.nt], fs.path[row*fs.nt:(row+1)*fs.nt], e.bytes)
+		fs.rowTF(row, tf, path)
+		s := q.fileScore(tf, path, e.bytes)
 		if len(q.asked) == 0 {
 			s *= e.prior
 		}
