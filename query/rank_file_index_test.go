@@ -369,19 +369,8 @@ func TestFileIndexBuiltBehind(t *testing.T) {
 	c.hold = hold
 	env.engine.StartWarm(ctx)
 	env.engine.warming.Wait()
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			r, err := env.engine.Search(ctx, env.all, QueryRequest{Question: "parse config"})
-			if err != nil || len(r.Hits) == 0 {
-				t.Errorf("during the build: %v, %v", paths(r.Hits), err)
-			}
-		})
-	}
-	wg.Wait()
-	c.mu.Lock()
-	behind, index := c.behind, c.index
-	c.mu.Unlock()
+	searchMeanwhile(ctx, t, env, "parse config", "during the build", func(hs []Hit) bool { return len(hs) > 0 })
+	behind, index := c.state()
 	if !behind || index != nil {
 		t.Fatalf("build running %v, index %v: want the build behind the searches, not done", behind, index != nil)
 	}
@@ -399,10 +388,7 @@ func TestFileIndexBuiltBehind(t *testing.T) {
 	sc.hold = make(chan struct{}) // a build behind the searches would block
 	small.engine.StartWarm(ctx)
 	small.engine.warming.Wait()
-	sc.mu.Lock()
-	built := sc.index != nil && !sc.behind
-	sc.mu.Unlock()
-	if !built {
+	if behind, index := sc.state(); behind || index == nil {
 		t.Fatal("a small workspace's index was not built by the warm-up itself")
 	}
 	small.engine.Close()
@@ -438,19 +424,8 @@ func TestFileIndexRefreshedBehind(t *testing.T) {
 	}
 	// The refresh is held before it reads: every search below would
 	// block here if it waited for it.
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			r, err := env.engine.Search(ctx, env.all, QueryRequest{Question: "quokka"})
-			if err != nil || !hasPath(r.Hits, "added/quokka.go") {
-				t.Errorf("during the refresh: %v, %v", paths(r.Hits), err)
-			}
-		})
-	}
-	wg.Wait()
-	c.mu.Lock()
-	behind, index := c.behind, c.index
-	c.mu.Unlock()
+	searchMeanwhile(ctx, t, env, "quokka", "during the refresh", func(hs []Hit) bool { return hasPath(hs, "added/quokka.go") })
+	behind, index := c.state()
 	if !behind || index != first {
 		t.Fatalf("refresh running %v, index replaced %v: want one refresh behind the searches", behind, index != first)
 	}
@@ -483,4 +458,28 @@ func TestFileIndexRefreshedBehind(t *testing.T) {
 	if behind {
 		t.Error("a refresh started after Close")
 	}
+}
+
+// searchMeanwhile runs four searches for question at once and fails the
+// test unless each answers, with hits for which ok holds.
+func searchMeanwhile(ctx context.Context, t *testing.T, env *searchEnv, question, when string, ok func([]Hit) bool) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			r, err := env.engine.Search(ctx, env.all, QueryRequest{Question: question})
+			if err != nil || !ok(r.Hits) {
+				t.Errorf("%s: %v, %v", when, paths(r.Hits), err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// state reports whether a build or refresh runs behind the searches, and
+// the index the cache holds.
+func (c *fileIndexCache) state() (behind bool, index *fileIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.behind, c.index
 }
