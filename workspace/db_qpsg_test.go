@@ -17,11 +17,7 @@ import (
 // values.
 func TestQPSGEnabled(t *testing.T) {
 	ctx := context.Background()
-	db, err := OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	for name, pool := range map[string]*sql.DB{"write": db.W, "read": db.R} {
 		// Two connections at once from the read pool: each is set up.
 		var conns []*sql.Conn
@@ -57,11 +53,7 @@ func TestQPSGEnabled(t *testing.T) {
 // again at each change (the hazard), with it never.
 func TestQPSGStopsReprepares(t *testing.T) {
 	ctx := context.Background()
-	db, err := OpenDB(ctx, filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTestDB(t)
 	if _, err := db.W.ExecContext(ctx, `CREATE TABLE seg_idx(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
 		INSERT INTO seg_idx VALUES (1, x'61', 2), (2, x'61', 4), (1, x'6d', 6), (2, x'6d', 8)`); err != nil {
 		t.Fatal(err)
@@ -145,3 +137,15 @@ type otherConn struct{}
 func (otherConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("no") }
 func (otherConn) Close() error                        { return nil }
 func (otherConn) Begin() (driver.Tx, error)           { return nil, errors.New("no") }
+
+// openTestDB opens a new index in a temporary directory, closed when the
+// test ends.
+func openTestDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := OpenDB(context.Background(), filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
