@@ -332,7 +332,7 @@ func fileMatch(q *preparedQuery, fs *fileScores, k string) string {
 		// every term of the same stem.
 		st := q.terms[term].stem
 		for j := range q.terms {
-			if c := fs.counts[row*fs.nt+j]; q.terms[j].stem == st && (fs.tf(row, j) > 0 || c.path > 0) {
+			if q.terms[j].stem == st && (fs.tf(row, j) > 0 || fs.w[fieldPath].weight*float64(fs.counts[row*fs.nt+j].path) > 0) {
 				return true
 			}
 		}
