@@ -517,8 +517,13 @@ func TestCrashSafety(t *testing.T) {
 }
 
 // minApplyTicks is the CPU time of the reference's apply in memory that
-// kills aimed at it need to land there.
-const minApplyTicks = 3
+// kills aimed at it need to land there. Kills are aimed at whole ticks of
+// the killed owner's CPU: over a window of 3 ticks the ten kills aimed at
+// it all land on its last tick or after, and a clean-clone run on Dec 3
+// 2026 saw every one of them land in the WAL's writing (the reference had
+// spent exactly 3 ticks there). With 5 or more, most aim points fall
+// inside the window.
+const minApplyTicks = 5
 
 // referenceRun ingests tree once without interruption through a served
 // owner and returns its profile and final index report.
