@@ -17,6 +17,10 @@ type pathFacts struct {
 	// stems are the distinct stems of the path's name words (nameWords),
 	// in the order they first occur.
 	stems []string
+	// hashes are the stems' stemHash, in the same order; bloom has bit
+	// h&63 of each.
+	hashes []uint64
+	bloom  uint64
 	// platform, manifest and hidden are platformOf, manifestOf and
 	// hiddenOf; changelog is changelogOf for a file that is not code.
 	platform, manifest, hidden, changelog bool
@@ -45,14 +49,7 @@ func factsOf(p string) *pathFacts {
 	if ok {
 		return f
 	}
-	f = &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
-	var buf []byte
-	for _, w := range nameWords(p) {
-		buf = append(buf[:0], w...)
-		if st := string(sources.PorterStem(buf)); !containsString(f.stems, st) {
-			f.stems = append(f.stems, st)
-		}
-	}
+	f = newPathFacts(p)
 	size := len(p) + 64
 	for _, st := range f.stems {
 		size += len(st) + 16
@@ -65,6 +62,42 @@ func factsOf(p string) *pathFacts {
 	pathFactsCache.bytes += size
 	pathFactsCache.mu.Unlock()
 	return f
+}
+
+// newPathFacts works out the facts of path p.
+func newPathFacts(p string) *pathFacts {
+	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
+	var buf []byte
+	for _, w := range nameWords(p) {
+		buf = append(buf[:0], w...)
+		if st := string(sources.PorterStem(buf)); !containsString(f.stems, st) {
+			f.stems = append(f.stems, st)
+			h := stemHash([]byte(st))
+			f.hashes = append(f.hashes, h)
+			f.bloom |= 1 << (h & 63)
+		}
+	}
+	return f
+}
+
+// nameShareOf is nameShare with the question's stems as hashes (few:
+// a list, not a map).
+func (f *pathFacts) nameShareOf(stems []stemShare) float64 {
+	share := 0.0
+	for _, h := range f.hashes {
+		for _, s := range stems {
+			if s.hash == h {
+				share += s.share
+			}
+		}
+	}
+	return min(share, 1)
+}
+
+// stemShare is a stem of the question, hashed, with its share.
+type stemShare struct {
+	hash  uint64
+	share float64
 }
 
 // nameShare is fileNameShare over the facts of the file's path.
