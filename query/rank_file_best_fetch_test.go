@@ -54,7 +54,10 @@ func glacierPlan(t *testing.T, files map[string]string) glacierSetup {
 func TestBestFilesBesideStageA(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("d", "default", bestFetchTree())
-	alone := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections}
+	// The helper reads the best files for stage A's probes: without the
+	// unit index.
+	env.engine.noUnits = true
+	alone := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, noUnits: true}
 	alone.helperOnce.Do(func() { alone.helpers = make(chan struct{}) }) // no helper slot: always inline
 	ctx := context.Background()
 	compared := 0

@@ -82,6 +82,10 @@ type fileEntry struct {
 	// first and last are the range of rows (evidence seq) of its units;
 	// 0, 0 when it has none.
 	first, last int64
+	// pathLen is the path's length in tokens (the scorer's path column).
+	pathLen int32
+	// facts are the path's (rank_paths.go).
+	facts *pathFacts
 }
 
 // filePart is the base of a file index or its delta.
@@ -91,16 +95,27 @@ type filePart struct {
 	stems map[uint64][]filePosting
 	// bytes is the encoded counts read into it.
 	bytes int64
+
+	// The unit index of the part's files (rank_unit_index.go): their
+	// leaf units, each stem's postings over them, and each file's units
+	// [lo, hi) in units. unitsOK: every unit of the files is held.
+	units     []unitEntry
+	unitFiles []int32 // the units' files, apart: what a walk of postings reads
+	ustems    map[uint64][]unitPosting
+	fileUnits [][2]int32
+	unitsOK   bool
 }
 
 func newFilePart() *filePart {
-	return &filePart{byKey: map[string]int32{}, stems: map[uint64][]filePosting{}}
+	return &filePart{byKey: map[string]int32{}, stems: map[uint64][]filePosting{}, unitsOK: true}
 }
 
 // fileIndex is the file index of one generation. Immutable.
 type fileIndex struct {
 	base, delta *filePart
 	dead        []bool // base files changed or removed since the base was built
+	// norms caches the units' length normalizations per profile.
+	norms unitNormCache
 }
 
 // fileIndexCache holds the file index of the last generation searched.
@@ -402,6 +417,9 @@ func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry)
 		}
 	}
 	p.pack()
+	if err := readUnits(ctx, e, tx, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -409,6 +427,7 @@ func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry)
 // version cannot read adds the file without counts.
 func (p *filePart) add(f fileEntry, blob []byte, buf []byte) []byte {
 	id := int32(len(p.files))
+	f.pathLen, f.facts = pathTokens(f.path), newPathFacts(f.path)
 	p.files = append(p.files, f)
 	p.byKey[fileKeyOf(f.sourceID, f.path)] = id
 	p.bytes += int64(len(blob))

@@ -32,6 +32,9 @@ type Engine struct {
 	// all: the ranking the pool is measured against (bench/eval -agree).
 	// Far too slow for serving.
 	Exhaustive bool
+	// noUnits, for comparison in tests and benchmarks, ranks without the
+	// unit index (stage A's FTS5 probes).
+	noUnits bool
 
 	stats statsCache
 	stmts stmtCache
@@ -43,6 +46,7 @@ type Engine struct {
 	helperOnce sync.Once
 	helpers    chan struct{}
 	helped     atomic.Int64 // searches whose helper read their best files
+	unitServed atomic.Int64 // searches whose stage A the unit index served
 	// unprepared, when set (tests), is called with the text of each
 	// statement a search prepares where it runs (search_stmt.go).
 	unprepared func(q string)
@@ -153,7 +157,7 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return Ranked{}, err
 	}
 	defer fe.best.stop()
-	cands, total, err := e.candidates(ctx, tx, q, &sf, pool)
+	cands, total, err := e.candidates(ctx, tx, q, &sf, fe, norm.Limit, pool)
 	if err != nil {
 		return Ranked{}, err
 	}
@@ -268,7 +272,24 @@ func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq
 }
 
 // candidates runs stage A and reads the pool; total is total_matches.
-func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, pool int) ([]*candidate, int, error) {
+func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, fe *fileEvidence, limit, pool int) ([]*candidate, int, error) {
+	if fe.fs != nil {
+		if uc, ok := fe.fs.ix.unitCandidates(q, sf, fe.fs, limit, pool); ok {
+			e.unitServed.Add(1)
+			fe.units = true
+			cands, err := e.fetchCandidates(ctx, tx, uc.seqs)
+			if err != nil {
+				return nil, 0, err
+			}
+			if uc.total < 0 {
+				countOf, _ := countExpr(q.prof, q.clauses)
+				if uc.total, err = e.countMatches(ctx, tx, countOf, sf); err != nil {
+					return nil, 0, err
+				}
+			}
+			return cands, min(uc.total, maxCountedMatches), nil
+		}
+	}
 	probes := planProbes(q.prof, q.stats.n, q.clauses)
 	if len(probes) == 0 {
 		return nil, 0, nil
@@ -317,6 +338,11 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 type fileEvidence struct {
 	named [][2]string
 	best  *bestFetch
+	// fs, with the unit index, scores every file in scope, and stage A
+	// takes its units from the unit index (rank_unit_search.go); units
+	// says it did: stage B then drops the units that do not match.
+	fs    *fileScores
+	units bool
 }
 
 // fileEvidence looks up the named files and starts scoring every file in
@@ -326,11 +352,6 @@ func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery,
 	if e.Exhaustive {
 		return fe, nil
 	}
-	names, err := e.names.get(ctx, e, tx, q.stats.generation)
-	if err != nil {
-		return nil, err
-	}
-	fe.named = names.lookup(q.nameStems(), sf)
 	// The file index scores every file in scope; without it (a facet
 	// filter, a workspace too large for one) the whole-file FTS5 index
 	// proposes the best files after stage A, and the pool's files' counts
@@ -339,6 +360,20 @@ func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery,
 	if err != nil {
 		return nil, err
 	}
+	// With the unit index, stage A takes every unit that can reach the
+	// first page from it (rank_unit_search.go): the named and the best
+	// files need no completing.
+	if ix != nil && sf.fileIndexable() && q.prof.prfDocs == 0 && len(sf.kinds) == 0 && len(sf.languages) == 0 &&
+		!e.noUnits && ix.unitsServe(q) {
+		if fe.fs = ix.score(q, sf); fe.fs != nil {
+			return fe, nil
+		}
+	}
+	names, err := e.names.get(ctx, e, tx, q.stats.generation)
+	if err != nil {
+		return nil, err
+	}
+	fe.named = names.lookup(q.nameStems(), sf)
 	if ix != nil && sf.fileIndexable() {
 		fe.best = e.startBest(ctx, q, sf, ix, fe.named)
 	}
@@ -351,6 +386,11 @@ func (e *Engine) fileEvidence(ctx context.Context, tx *sql.Tx, q *preparedQuery,
 // best first.
 func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, fe *fileEvidence, cands []*candidate) ([]*candidate, error) {
 	sc := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
+	var mm *matchMasks
+	if fe.units {
+		mm = newMatchMasks(q)
+	}
+	matching := cands[:0]
 	for i, c := range cands {
 		if i%scoreCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -358,12 +398,17 @@ func (e *Engine) rank(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *sco
 			}
 		}
 		c.score = sc.score(c)
+		// The unit index's units may hold a phrase's words apart.
+		if mm == nil || sc.matches(mm) {
+			matching = append(matching, c)
+		}
 	}
+	cands = matching
 	var err error
 	if cands, err = e.completeFiles(ctx, tx, sc, q, sf, fe.named, cands); err != nil {
 		return nil, err
 	}
-	var fs *fileScores
+	fs := fe.fs
 	kept := map[string]*keptFile{}
 	if fe.best != nil {
 		var more []*candidate

@@ -257,8 +257,14 @@ func BenchmarkFileIndexBuild(b *testing.B) {
 	for _, ps := range ix.base.stems {
 		postings += len(ps)
 	}
+	upostings := 0
+	for _, ps := range ix.base.ustems {
+		upostings += len(ps)
+	}
 	b.ReportMetric(float64(len(ix.base.files)), "files")
 	b.ReportMetric(float64(postings), "postings")
+	b.ReportMetric(float64(len(ix.base.units)), "units")
+	b.ReportMetric(float64(upostings), "unit-postings")
 	b.ReportMetric(float64(len(ix.base.stems)), "stems")
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MB")
 	runtime.KeepAlive(ix)

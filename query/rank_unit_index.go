@@ -1,0 +1,340 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// The unit index: every leaf unit's counts of every stem, in each column
+// the scorer weighs (title with its identifiers' parts, heading context,
+// text, code terms), with the columns' lengths, held in memory beside the
+// file index and in the same parts (a base and a delta of the files
+// changed since), so that it follows the lexical index's generations as
+// the file index does.
+//
+// With it a search scores every unit that matches its words in one pass
+// over their postings, without reading any unit: the exact BM25F term
+// score of each unit (termScore), and bounds of what phrases and
+// proximity can add. Together with the file index's exact whole-file
+// scores and the priors, that gives each unit a lower and an upper bound
+// of its final score; stage B then reads every unit whose upper bound
+// reaches what the first page's lowest unit certainly scores
+// (unitCandidates). That is what makes the pooled ranking the ranking of
+// every matching unit (docs/search.md, "Rank safety"), and it replaces
+// stage A's FTS5 probes, whose bm25() order is not stage B's.
+//
+// The counts are those the scorer makes (rank.go, countFields): the
+// tests compare the two unit by unit (TestUnitIndexMatchesScorer).
+
+// unitPosting is one unit's counts of one stem.
+type unitPosting struct {
+	unit int32 // index in its part's units
+	body uint16
+	code uint8
+	// th holds the title's count in its high four bits and the heading
+	// context's in the low four.
+	th uint8
+}
+
+// Unit count limits: a unit with a count at a limit is inexact (its
+// counts may be larger than kept) and is always read.
+const (
+	unitBodyMax  = 1<<16 - 1
+	unitCodeMax  = 1<<8 - 1
+	unitTitleMax = 15
+)
+
+// unitEntry is one leaf unit of the index.
+type unitEntry struct {
+	seq  int64
+	file int32 // index in its part's files
+	// lens are the lengths in tokens of the title (with its identifiers'
+	// extra parts), the heading context, the text and the code terms.
+	lens  [4]uint32
+	flags uint8
+}
+
+const (
+	unitCode    = 1 << iota // a code unit
+	unitImports             // a code unit of imports (conventions' importsPrior applies)
+	unitInexact             // a count reached its limit
+)
+
+// Unit columns, in unitEntry.lens.
+const (
+	ucTitle = iota
+	ucHeading
+	ucBody
+	ucCode
+)
+
+// maxUnitPostings bounds the (unit, stem) pairs an index part holds:
+// Go's source tree with its tests and testdata has about 9 million. A
+// larger workspace is searched without the unit index (stage A's probes).
+// A variable for the tests.
+var maxUnitPostings = 24 << 20
+
+// unitFields maps unit columns to the scorer's fields.
+var unitFields = [4]int{ucTitle: fieldTitle, ucHeading: fieldHeading, ucBody: fieldBody, ucCode: fieldCode}
+
+// sqlUnitRows reads the leaf units of files given as JSON
+// [first, last, source_id, path].
+const sqlUnitRows = `SELECT j.key, e.seq, e.kind, e.title, e.heading_path, e.text, e.code_terms FROM json_each(?) j
+	JOIN evidence e ON e.seq BETWEEN j.value ->> 0 AND j.value ->> 1
+	WHERE e.leaf = 1 AND e.source_id = j.value ->> 2 AND e.path = j.value ->> 3`
+
+// unitFileBatch is how many files one read of units asks for.
+const unitFileBatch = 256
+
+// readUnits counts the leaf units of the part's files into it. A part
+// whose units are more than maxUnitPostings pairs, or that are not in one
+// range of rows per file, keeps none (unitsOK false).
+func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart) error {
+	p.fileUnits = make([][2]int32, len(p.files))
+	p.ustems = map[uint64][]unitPosting{}
+	uc := newUnitCounter()
+	postings := 0
+	last := int32(-1)
+	for lo := 0; lo < len(p.files); lo += unitFileBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+unitFileBatch, len(p.files))
+		list := make([][4]any, 0, hi-lo)
+		for _, f := range p.files[lo:hi] {
+			list = append(list, [4]any{f.first, f.last, f.sourceID, f.path})
+		}
+		arg, err := json.Marshal(list)
+		if err != nil {
+			return fmt.Errorf("search: unit index: %w", err)
+		}
+		rows, err := e.query(ctx, tx, sqlUnitRows, string(arg))
+		if err != nil {
+			return fmt.Errorf("search: unit index: %w", err)
+		}
+		for rows.Next() {
+			var key int32
+			c := candidate{}
+			if err := rows.Scan(&key, &c.seq, &c.kind, &c.title, &c.headingJSON, &c.text, &c.codeTerms); err != nil {
+				rows.Close()
+				return fmt.Errorf("search: unit index: %w", err)
+			}
+			file := int32(lo) + key
+			if file != last {
+				if p.fileUnits[file] != ([2]int32{}) || file < last {
+					// Units of a file out of its one range: keep none.
+					p.unitsOK = false
+					rows.Close()
+					p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+					return nil
+				}
+				if last >= 0 {
+					p.fileUnits[last][1] = int32(len(p.units))
+				}
+				p.fileUnits[file][0] = int32(len(p.units))
+				last = file
+			}
+			c.decodeHeadings()
+			postings += p.addUnit(uc, &c, file)
+			if postings > maxUnitPostings {
+				rows.Close()
+				p.unitsOK = false
+				p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+				return nil
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("search: unit index: %w", err)
+		}
+	}
+	if last >= 0 {
+		p.fileUnits[last][1] = int32(len(p.units))
+	}
+	p.packUnits()
+	p.unitsOK = true
+	return nil
+}
+
+// addUnit counts one unit into the part and returns its postings.
+func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
+	id := int32(len(p.units))
+	u := unitEntry{seq: c.seq, file: file, lens: uc.count(c)}
+	if c.kind == sources.KindCode {
+		u.flags |= unitCode
+		if c.title == "imports" && importsShare(c.text) >= importsFull {
+			u.flags |= unitImports
+		}
+	}
+	for i, h := range uc.order {
+		n := &uc.cnt[i]
+		if n[ucTitle] >= unitTitleMax || n[ucHeading] >= unitTitleMax || n[ucBody] >= unitBodyMax || n[ucCode] >= unitCodeMax {
+			u.flags |= unitInexact
+		}
+		p.ustems[h] = append(p.ustems[h], unitPosting{unit: id,
+			body: uint16(min(n[ucBody], unitBodyMax)), code: uint8(min(n[ucCode], unitCodeMax)),
+			th: uint8(min(n[ucTitle], unitTitleMax)<<4 | min(n[ucHeading], unitTitleMax))})
+	}
+	p.units = append(p.units, u)
+	p.unitFiles = append(p.unitFiles, file)
+	return len(uc.order)
+}
+
+// packUnits moves every stem's unit postings into one array.
+func (p *filePart) packUnits() {
+	n := 0
+	for _, ps := range p.ustems {
+		n += len(ps)
+	}
+	all := make([]unitPosting, 0, n)
+	for h, ps := range p.ustems {
+		start := len(all)
+		all = append(all, ps...)
+		p.ustems[h] = all[start:len(all):len(all)]
+	}
+	p.units, p.unitFiles = slices.Clip(p.units), slices.Clip(p.unitFiles)
+}
+
+// unitCounter counts one unit's stems as the scorer counts them. It
+// memoizes each folded token's stem.
+type unitCounter struct {
+	memo  map[string]uint64
+	slot  map[uint64]int32
+	order []uint64    // the unit's stems, in the order first counted
+	cnt   [][4]uint32 // their counts by unit column, as order
+	buf   []byte
+}
+
+// unitMemoMax bounds the memo of folded tokens; past it it starts over.
+const unitMemoMax = 1 << 20
+
+func newUnitCounter() *unitCounter {
+	return &unitCounter{memo: make(map[string]uint64, 1<<14), slot: make(map[uint64]int32, 256)}
+}
+
+// stem returns the hash of the stem of a folded token.
+func (uc *unitCounter) stem(tok []byte) uint64 {
+	if h, ok := uc.memo[string(tok)]; ok {
+		return h
+	}
+	if len(uc.memo) >= unitMemoMax {
+		clear(uc.memo)
+	}
+	key := string(tok)
+	uc.buf = append(uc.buf[:0], tok...)
+	h := stemHash(sources.PorterStem(uc.buf))
+	uc.memo[key] = h
+	return h
+}
+
+func (uc *unitCounter) add(h uint64, col int) {
+	i, ok := uc.slot[h]
+	if !ok {
+		i = int32(len(uc.order))
+		uc.slot[h] = i
+		uc.order = append(uc.order, h)
+		uc.cnt = append(uc.cnt, [4]uint32{})
+	}
+	uc.cnt[i][col]++
+}
+
+// count counts the unit's columns (as countFields scans them) and
+// returns their lengths.
+func (uc *unitCounter) count(c *candidate) (lens [4]uint32) {
+	clear(uc.slot)
+	uc.order, uc.cnt = uc.order[:0], uc.cnt[:0]
+	var tbuf []byte
+	each := func(s string, col int) uint32 {
+		if len(s) > maxScanBytes {
+			s = s[:maxScanBytes]
+		}
+		n := uint32(0)
+		tbuf = sources.ForEachToken(s, tbuf, func(tok []byte, _, _ int) bool {
+			uc.add(uc.stem(tok), col)
+			n++
+			return true
+		})
+		return n
+	}
+	title := c.title
+	if len(title) > maxScanBytes {
+		title = title[:maxScanBytes]
+	}
+	type span struct{ a, b int }
+	var whole []span
+	tbuf = sources.ForEachToken(title, tbuf, func(tok []byte, a, b int) bool {
+		uc.add(uc.stem(tok), ucTitle)
+		whole = append(whole, span{a, b})
+		lens[ucTitle]++
+		return true
+	})
+	// The parts inside the title's identifiers count as title words
+	// (appendParts); the title's length counts each identifier's parts
+	// instead of the tokens it spans (extraParts).
+	var pbuf []byte
+	sources.EachPart(title, func(_ bool, a, b int) {
+		if slices.Contains(whole, span{a, b}) {
+			return
+		}
+		pbuf = appendLowerPart(pbuf[:0], title[a:b])
+		if len(pbuf) > 0 {
+			uc.add(uc.stem(pbuf), ucTitle)
+		}
+	})
+	lens[ucTitle] = uint32(max(0, int(lens[ucTitle])+extraPartsOf(c.title)))
+	lens[ucHeading] = each(c.context, ucHeading)
+	lens[ucBody] = each(c.text, ucBody)
+	lens[ucCode] = each(c.codeTerms, ucCode)
+	return lens
+}
+
+// extraPartsOf is matcher.extraParts: for each identifier that splits,
+// its parts less the tokens it spans.
+func extraPartsOf(text string) int {
+	extra, parts, start, end := 0, 0, 0, 0
+	flush := func() {
+		if parts > 0 {
+			tokens := 0
+			sources.ForEachToken(text[start:end], nil, func([]byte, int, int) bool {
+				tokens++
+				return true
+			})
+			extra += parts - tokens
+		}
+	}
+	sources.EachPart(text, func(first bool, a, b int) {
+		if first {
+			flush()
+			parts, start = 0, a
+		}
+		parts++
+		end = b
+	})
+	flush()
+	return extra
+}
+
+// unitsReady reports whether the index holds every unit of its files.
+func (ix *fileIndex) unitsReady() bool {
+	return ix != nil && ix.base.unitsOK && ix.delta.unitsOK
+}
+
+// pathTokens counts the tokens of a path as the scorer counts the path
+// column.
+func pathTokens(p string) int32 {
+	if len(p) > maxScanBytes {
+		p = p[:maxScanBytes]
+	}
+	n := int32(0)
+	sources.ForEachToken(p, nil, func([]byte, int, int) bool {
+		n++
+		return true
+	})
+	return n
+}

@@ -1,0 +1,225 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// The unit index gives every unit the scorer scores above 0, and only
+// those, a term score at most the scorer's BM25F score and a bound (with
+// phrases and proximity) at least that score; for a question of one word
+// (no phrase, no pair) the two are the scorer's score.
+func TestUnitIndexMatchesScorer(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := fileIndexTree()
+	tree["docs/guide.md"] = "# Guide\n\n## Parsing\n\nParse the address, then parse the zone; the address parser reads zones.\n\n## Locks\n\nA mutex lock guards the state. Lock, then unlock the mutex.\n"
+	tree["net/ipaddr.go"] = "package net\n\n// ParseIP parses s as an IP address.\nfunc ParseIP(s string) IP { return parseIP(s) }\n\n// parseIP parses the address and its zone.\nfunc parseIP(s string) IP { return nil }\n"
+	src := env.folder("go", "default", tree)
+	ctx := context.Background()
+	questions := []string{"address", "zone", "mutex", "parses", "ParseIP", "ParseIP parse address", "mutex lock state", `"parses addresses"`, "sync.Mutex", "read request readers", "zone of an address"}
+	for _, question := range questions {
+		q, ix, tx, release := indexedQueryTx(t, env, question)
+		if !ix.unitsReady() {
+			release()
+			t.Fatal("the unit index is not ready")
+		}
+		sf := &scopeFilter{}
+		fs := ix.score(q, sf)
+		w := newUnitWalk(ix, sf)
+		sc := getUnitScratch(len(ix.base.units) + len(ix.delta.units))
+		ix.unitWalkTerms(q, fs, w, sc)
+		type bounds struct{ t, b float64 }
+		got := map[int64]bounds{}
+		for _, uref := range sc.touched {
+			got[w.unit(uref).seq] = bounds{sc.t[uref], sc.t[uref] + sc.extra[uref]}
+		}
+		sc.release()
+
+		var pairs [][2]string
+		for p := range tree {
+			pairs = append(pairs, [2]string{src, p})
+		}
+		list, _ := json.Marshal(pairs)
+		rows, err := tx.QueryContext(ctx, sqlFileUnits, string(list))
+		if err != nil {
+			release()
+			t.Fatal(err)
+		}
+		s := newScorer(q.prof, q.stats, q.terms, q.phrases, q.qualified, q.seq)
+		oneWord := len(q.phrases) == 0 && len(s.pairs) == 0
+		scored := 0
+		for rows.Next() {
+			c := &candidate{}
+			if err := c.scan(rows); err != nil {
+				t.Fatal(err)
+			}
+			want := s.score(c)
+			b, ok := got[c.seq]
+			if want == 0 {
+				if ok && b.t > 0 {
+					t.Errorf("%q: %s %q scores 0, the unit index %v", question, c.path, c.title, b)
+				}
+				continue
+			}
+			scored++
+			if !ok {
+				t.Errorf("%q: %s %q scores %v, the unit index lacks it", question, c.path, c.title, want)
+				continue
+			}
+			const tol = 1e-6
+			if b.t > want*(1+tol) || want > b.b*(1+tol) {
+				t.Errorf("%q: %s %q scores %v, outside the unit index's [%v, %v]", question, c.path, c.title, want, b.t, b.b)
+			}
+			if oneWord && math.Abs(b.t-want) > tol*want {
+				t.Errorf("%q: %s %q scores %v, the unit index %v", question, c.path, c.title, want, b.t)
+			}
+		}
+		rows.Close()
+		release()
+		if scored == 0 {
+			t.Errorf("%q: no unit scored", question)
+		}
+	}
+}
+
+// unitTree is a tree of many files with shared words: implementation,
+// tests, examples, testdata and documentation, long and short units, so
+// that a page's ten hits come from a few of many matching units.
+func unitTree() map[string]string {
+	words := []string{"buffer", "reader", "writer", "parse", "token", "stream", "index", "cache", "lock", "queue", "merge", "segment"}
+	tree := map[string]string{}
+	for i := range 40 {
+		a, b, c := words[i%len(words)], words[(i*5+1)%len(words)], words[(i*7+3)%len(words)]
+		name := fmt.Sprintf("pkg%d/%s_%s.go", i%6, a, b)
+		var body strings.Builder
+		fmt.Fprintf(&body, "package pkg%d\n\n", i%6)
+		for j := range 3 + i%4 {
+			fmt.Fprintf(&body, "// %s%d reads the %s and the %s of a %s.\nfunc %s%s%d() int {\n\t// %s %s %s\n\treturn %d\n}\n\n",
+				strings.ToUpper(a[:1])+a[1:], j, b, c, a, strings.ToUpper(b[:1])+b[1:], c, j, c, a, strings.Repeat(b+" ", j), i*j)
+		}
+		tree[name] = body.String()
+		switch i % 5 {
+		case 1:
+			tree[fmt.Sprintf("pkg%d/%s_test.go", i%6, a)] = fmt.Sprintf("package pkg%d\n\nfunc Test%s(t *testing.T) { _ = %s%s0() // %s %s\n}\n", i%6, b, b, c, a, c)
+		case 2:
+			tree[fmt.Sprintf("examples/%s/main.go", a)] = fmt.Sprintf("package main\n\n// An example of the %s %s.\nfunc main() { println(\"%s %s %s\") }\n", a, b, a, b, c)
+		case 3:
+			tree[fmt.Sprintf("docs/%s-%d.md", a, i)] = fmt.Sprintf("# The %s\n\n## Reading\n\nThe %s reads a %s.\n\n## Writing\n\nThe %s writes the %s to a %s %s.\n", a, a, b, a, c, b, b)
+		case 4:
+			tree[fmt.Sprintf("pkg%d/testdata/%s.txt", i%6, c)] = fmt.Sprintf("%s %s %s %s\n", c, c, a, b)
+		}
+	}
+	return tree
+}
+
+// A page ranked from the unit index is the page of every matching unit
+// ranked (Engine.Exhaustive), hit for hit and in order.
+func TestUnitPagesAreExhaustive(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("src", "default", unitTree())
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	ctx := context.Background()
+	questions := []string{"buffer reader", "parse token stream", "merge segment index", "lock the queue", "cache", "tests for the reader",
+		"an example of the writer", `"reads the reader"`, "pkg3.ReaderStream0", "segment merge of the index cache lock"}
+	for _, limit := range []int{10, 5} {
+		for _, question := range questions {
+			req := QueryRequest{Question: question, Limit: limit}
+			before := env.engine.unitServed.Load()
+			pooled := env.search(env.all, req)
+			if env.engine.unitServed.Load() != before+1 {
+				t.Fatalf("%q: the unit index did not serve the search", question)
+			}
+			exhaustive, err := full.Search(ctx, env.all, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(exhaustive.Hits) == 0 {
+				t.Fatalf("%q: nothing matches", question)
+			}
+			ids := func(hs []Hit) []string {
+				var out []string
+				for _, h := range hs {
+					out = append(out, h.EvidenceID+" "+h.Path+" "+h.Title)
+				}
+				return out
+			}
+			if a, b := ids(pooled.Hits), ids(exhaustive.Hits); !slices.Equal(a, b) {
+				t.Errorf("%q, limit %d: pooled page\n  %v\nexhaustive\n  %v", question, limit, strings.Join(a, "\n  "), strings.Join(b, "\n  "))
+			}
+		}
+	}
+}
+
+// The unit index follows syncs as the file index does: a changed file's
+// units are read again into the delta, its old units are no longer found.
+func TestUnitIndexFollowsSyncs(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := fileIndexTree()
+	for i := range 3 * fileDeltaShare {
+		tree[fmt.Sprintf("filler/f%02d.go", i)] = fmt.Sprintf("package filler\n\n// F%d fills.\nvar F%d = %d\n", i, i, i)
+	}
+	tree["zone/animal.go"] = "package zone\n\n// Wombat digs.\nvar Wombat = 1\n"
+	src := env.folder("go", "default", tree)
+	ctx := context.Background()
+	hitsOf := func(question string) []string {
+		t.Helper()
+		before := env.engine.unitServed.Load()
+		res := env.search(env.all, QueryRequest{Question: question})
+		if env.engine.unitServed.Load() != before+1 {
+			t.Fatalf("%q: the unit index did not serve the search", question)
+		}
+		return slices.Compact(paths(res.Hits))
+	}
+	if got := hitsOf("wombat"); !slices.Equal(got, []string{"zone/animal.go"}) {
+		t.Fatalf("before the change: %v", got)
+	}
+	env.write("go/zone/animal.go", "package zone\n\n// Numbat eats termites.\nvar Numbat = 1\n")
+	env.write("go/added/quokka.go", "package added\n\n// Quokka smiles at the numbat.\nvar Quokka = 1\n")
+	if _, err := env.ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitsOf("wombat"); len(got) != 0 {
+		t.Errorf("the old version's word still finds %v", got)
+	}
+	got := hitsOf("numbat")
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"added/quokka.go", "zone/animal.go"}) {
+		t.Errorf("numbat: %v", got)
+	}
+	_, ix, release := indexedQuery(t, env, "numbat")
+	defer release()
+	if len(ix.delta.files) != 2 || len(ix.delta.units) == 0 || !ix.unitsReady() {
+		t.Errorf("the change's delta holds %d files and %d units (ready %v), want 2 files and their units", len(ix.delta.files), len(ix.delta.units), ix.unitsReady())
+	}
+}
+
+// A workspace with more unit postings than the index holds is searched
+// with stage A's probes, as before the unit index.
+func TestUnitIndexTooLarge(t *testing.T) {
+	old := maxUnitPostings
+	maxUnitPostings = 10
+	defer func() { maxUnitPostings = old }()
+	env := newSearchEnv(t)
+	env.folder("go", "default", fileIndexTree())
+	_, ix, release := indexedQuery(t, env, "address")
+	ready := ix.unitsReady()
+	release()
+	if ready || ix.base.units != nil {
+		t.Fatalf("an index over the limit holds units (ready %v, %d units)", ready, len(ix.base.units))
+	}
+	before := env.engine.unitServed.Load()
+	res := env.search(env.all, QueryRequest{Question: "address"})
+	if len(res.Hits) == 0 {
+		t.Error("no hits without the unit index")
+	}
+	if env.engine.unitServed.Load() != before {
+		t.Error("the unit index served a search it does not hold")
+	}
+}

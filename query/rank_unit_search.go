@@ -1,0 +1,936 @@
+package query
+
+import (
+	"cmp"
+	"container/heap"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// Choosing stage B's units from the unit index (rank_unit_index.go).
+//
+// Every unit in scope that holds a word of the question gets two bounds
+// of its final score (rerankFiles before same-file saturation):
+//
+//	L = (T + fileWeight·F + N·nameBoost·best⁻) · R · C
+//	U = (T + P + fileWeight·F + D + N·nameBoost·best⁺) · R · C
+//
+// T is its exact BM25F term score, P bounds what its phrases and
+// proximity pairs can add (an occurrence of a phrase needs each of its
+// words; a pair's 1/d² sum is at most 2·Σ1/d² per occurrence of its
+// rarer word), F is its file's exact whole-file score, N the file name's
+// share of the question, R and C the role and convention priors, D the
+// definition boost when the unit's title holds a name of the question;
+// best⁻ and best⁺ bound the best BM25F score of the pool.
+//
+// Saturation only lowers a score, and a file's j-th unit scores at least
+// the j-th largest L of the file times saturationʲ; so the limit-th
+// largest of those products, τ, is at most the score of the last hit of
+// the first page, and a unit whose U is below τ cannot be on it. Stage B
+// reads every unit whose U reaches τ, every unit that may hold the best
+// BM25F score (T+P ≥ best⁻), and fills the pool with the highest U.
+
+// maxUnitCandidates bounds the units stage B reads from the unit index.
+const maxUnitCandidates = 1000
+
+// unitScratch holds a search's accumulators per unit, kept for the next
+// search.
+type unitScratch struct {
+	t, extra   []float64
+	held       []uint64 // the question's terms (bit t) each unit holds
+	stamp      []uint32
+	titled, in []bool
+	touched    []int32
+	tick       uint32
+	// files holds per file ref what unitCandidates works out once;
+	// filesSet the refs it set.
+	files    []unitFile
+	filesSet []int32
+	// pathTick and pathC: per file ref, the count of the term walked
+	// (stamped with its tick) in its path.
+	pathTick []uint32
+	pathC    []uint16
+	his      []float64
+	heap     []float64
+	keep     []int32
+}
+
+var unitScratchPool sync.Pool
+
+func getUnitScratch(n int) *unitScratch {
+	s, _ := unitScratchPool.Get().(*unitScratch)
+	if s == nil || len(s.t) != n {
+		s = &unitScratch{t: make([]float64, n), extra: make([]float64, n), held: make([]uint64, n), stamp: make([]uint32, n), titled: make([]bool, n), in: make([]bool, n)}
+	}
+	return s
+}
+
+func (s *unitScratch) release() {
+	for _, u := range s.touched {
+		s.t[u], s.extra[u], s.held[u], s.titled[u], s.in[u] = 0, 0, 0, false, false
+	}
+	s.touched = s.touched[:0]
+	for _, f := range s.filesSet {
+		s.files[f] = unitFile{}
+	}
+	s.filesSet = s.filesSet[:0]
+	unitScratchPool.Put(s)
+}
+
+// nextTick returns a new stamp value (clearing the stamps when it wraps).
+func (s *unitScratch) nextTick() uint32 {
+	s.tick++
+	if s.tick == 0 {
+		clear(s.stamp)
+		clear(s.pathTick)
+		s.tick = 1
+	}
+	return s.tick
+}
+
+// unitWalk walks unit postings of an index within a scope.
+type unitWalk struct {
+	ix    *fileIndex
+	sf    *scopeFilter
+	keys  map[string]bool
+	scope []int8 // per file ref: 1 in scope, -1 out, 0 not yet known
+	nbF   int32  // base files
+	nbU   int32  // base units
+}
+
+func newUnitWalk(ix *fileIndex, sf *scopeFilter) *unitWalk {
+	w := &unitWalk{ix: ix, sf: sf, nbF: int32(len(ix.base.files)), nbU: int32(len(ix.base.units))}
+	w.scope = make([]int8, len(ix.base.files)+len(ix.delta.files))
+	if sf.pathKeys != nil {
+		w.keys = make(map[string]bool, len(sf.pathKeys))
+		for _, k := range sf.pathKeys {
+			w.keys[k] = true
+		}
+	}
+	return w
+}
+
+func (w *unitWalk) inScope(fref int32) bool {
+	switch w.scope[fref] {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	if int(fref) < int(w.nbF) && w.ix.dead[fref] || !w.sf.holdsFile(w.ix.entry(fref), w.keys) {
+		w.scope[fref] = -1
+		return false
+	}
+	w.scope[fref] = 1
+	return true
+}
+
+// part returns part i (0 base, 1 delta) with the offsets of its file and
+// unit refs.
+func (w *unitWalk) part(i int) (p *filePart, fileOff, unitOff int32) {
+	if i == 0 {
+		return w.ix.base, 0, 0
+	}
+	return w.ix.delta, w.nbF, w.nbU
+}
+
+// unit returns the unit of a unit ref.
+func (w *unitWalk) unit(uref int32) *unitEntry {
+	if uref >= w.nbU {
+		return &w.ix.delta.units[uref-w.nbU]
+	}
+	return &w.ix.base.units[uref]
+}
+
+// fileOf returns the file ref of a unit ref.
+func (w *unitWalk) fileOf(uref int32) int32 {
+	if uref >= w.nbU {
+		return w.nbF + w.ix.delta.units[uref-w.nbU].file
+	}
+	return w.ix.base.units[uref].file
+}
+
+// each calls fn with every posting of stem h in scope.
+func (w *unitWalk) each(h uint64, fn func(uref, fref int32, u *unitEntry, p unitPosting)) {
+	for i := range 2 {
+		part, fo, uo := w.part(i)
+		for _, p := range part.ustems[h] {
+			u := &part.units[p.unit]
+			fref := fo + u.file
+			if !w.inScope(fref) {
+				continue
+			}
+			fn(uo+p.unit, fref, u, p)
+		}
+	}
+}
+
+// join calls fn for every unit in scope that holds each of the stems,
+// with its postings of them in order.
+func (w *unitWalk) join(hs []uint64, fn func(uref, fref int32, u *unitEntry, ps []unitPosting)) {
+	ps := make([]unitPosting, len(hs))
+	for i := range 2 {
+		part, fo, uo := w.part(i)
+		lists := make([][]unitPosting, len(hs))
+		for k, h := range hs {
+			if lists[k] = part.ustems[h]; len(lists[k]) == 0 {
+				lists = nil
+				break
+			}
+		}
+		if lists == nil {
+			continue
+		}
+		at := make([]int, len(lists))
+	outer:
+		for at[0] < len(lists[0]) {
+			target := lists[0][at[0]].unit
+			for k := 1; k < len(lists); k++ {
+				l := lists[k]
+				for at[k] < len(l) && l[at[k]].unit < target {
+					at[k]++
+				}
+				if at[k] == len(l) {
+					break outer
+				}
+				if l[at[k]].unit > target {
+					// Move the first list up to it and start over.
+					t := l[at[k]].unit
+					for at[0] < len(lists[0]) && lists[0][at[0]].unit < t {
+						at[0]++
+					}
+					continue outer
+				}
+			}
+			for k := range lists {
+				ps[k] = lists[k][at[k]]
+			}
+			at[0]++
+			u := &part.units[target]
+			fref := fo + u.file
+			if w.inScope(fref) {
+				fn(uo+target, fref, u, ps)
+			}
+		}
+	}
+}
+
+// unitNormCache holds the length normalizations of an index's units
+// and files for the profiles searched: the same for every search of a
+// generation and profile.
+type unitNormCache struct {
+	mu sync.Mutex
+	m  map[string]*unitNormSet
+}
+
+// unitNormSet are the normalizations of one profile and generation's
+// averages, as field weight / normalization: units by unit ref and unit
+// column (ucBody's raw normalization last, for proximity), paths by file
+// ref.
+type unitNormSet struct {
+	avg   [numFields]float64
+	units [][5]float32
+	paths []float64
+}
+
+// norms returns the normalizations for q's profile and averages.
+func (ix *fileIndex) unitNorms(q *preparedQuery) *unitNormSet {
+	c := &ix.norms
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ns := c.m[q.prof.name]; ns != nil && ns.avg == q.stats.avgLen {
+		return ns
+	}
+	ns := &unitNormSet{avg: q.stats.avgLen}
+	for _, part := range []*filePart{ix.base, ix.delta} {
+		for i := range part.units {
+			u := &part.units[i]
+			var n [5]float32
+			for c, f := range unitFields {
+				if w := q.prof.fields[f].weight; w > 0 {
+					n[c] = float32(w / normOf(q, f, int(u.lens[c])))
+				}
+			}
+			n[4] = float32(normOf(q, fieldBody, int(u.lens[ucBody])))
+			ns.units = append(ns.units, n)
+		}
+	}
+	for _, part := range []*filePart{ix.base, ix.delta} {
+		for i := range part.files {
+			ns.paths = append(ns.paths, q.prof.fields[fieldPath].weight/normOf(q, fieldPath, int(part.files[i].pathLen)))
+		}
+	}
+	if c.m == nil {
+		c.m = map[string]*unitNormSet{}
+	}
+	c.m[q.prof.name] = ns
+	return ns
+}
+
+// normOf is scorer.norm.
+func normOf(q *preparedQuery, f, n int) float64 {
+	fp := q.prof.fields[f]
+	avg := q.stats.avgLen[f]
+	if avg <= 0 {
+		return 1
+	}
+	return (1 - fp.b) + fp.b*float64(n)/avg
+}
+
+// postingX is the weighted, normalized frequency of a posting's counts
+// (without the path); r is the unit's unitNormSet row.
+func postingX(p unitPosting, r *[5]float32) float64 {
+	return float64(p.th>>4)*float64(r[ucTitle]) + float64(p.th&15)*float64(r[ucHeading]) +
+		float64(p.body)*float64(r[ucBody]) + float64(p.code)*float64(r[ucCode])
+}
+
+// sat is BM25's saturation of x with weight wi (weight × idf).
+func sat(k1, wi, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return wi * x * (k1 + 1) / (k1 + x)
+}
+
+// unitCands is what the unit index chose for stage B.
+type unitCands struct {
+	seqs  []int64
+	total int // the units in scope that match the question; -1: unknown
+}
+
+// unitCandidates chooses the units stage B ranks (see above); ok false
+// when the index cannot serve the search.
+func (ix *fileIndex) unitCandidates(q *preparedQuery, sf *scopeFilter, fs *fileScores, limit, pool int) (out unitCands, ok bool) {
+	if !ix.unitsReady() || fs == nil {
+		return out, false
+	}
+	w := newUnitWalk(ix, sf)
+	sc := getUnitScratch(len(ix.base.units) + len(ix.delta.units))
+	defer sc.release()
+	ix.unitWalkTerms(q, fs, w, sc)
+	if len(sc.touched) == 0 {
+		return out, true
+	}
+	return ix.chooseUnits(q, fs, w, sc, limit, pool), true
+}
+
+// maxUnitPostingsWalked bounds the unit postings one search walks; a
+// question whose words hold more (many common words over a large tree)
+// is ranked with stage A's probes.
+const maxUnitPostingsWalked = 4 << 20
+
+// unitsServe reports whether the unit index can choose the question's
+// units: its words' postings are at most maxUnitPostingsWalked, and every
+// word the lexical index holds the unit index holds too. (The index's
+// tokenizer and the Go copy the unit index counts with may fold a rare
+// letter otherwise: TestSearchDiacriticsOutsideLatin1. Such a question
+// is ranked with stage A's probes.)
+func (ix *fileIndex) unitsServe(q *preparedQuery) bool {
+	if !ix.unitsReady() || len(q.terms) > 64 {
+		return false
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, st := range q.terms {
+		if (st.weight > 0 || st.phrase) && !seen[st.stem] {
+			seen[st.stem] = true
+			h := stemHash([]byte(st.stem))
+			k := len(ix.base.ustems[h]) + len(ix.delta.ustems[h])
+			if k == 0 && st.df > 0 && len(ix.base.stems[h])+len(ix.delta.stems[h]) == 0 {
+				return false
+			}
+			n += k
+		}
+	}
+	return n <= maxUnitPostingsWalked
+}
+
+// unitWalkTerms fills sc with every unit in scope that holds a word of
+// the question (touched, sorted by unit ref): its exact term score (t),
+// the bound of what its phrases and proximity pairs add (extra), the
+// terms it holds (held), and whether its title holds a name of the
+// question (titled).
+func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch) {
+	n := len(sc.t)
+	k1 := q.prof.k1
+	nt := len(q.terms)
+
+	// The term each stem's hits carry (the matcher's first).
+	first := map[string]int{}
+	for t, st := range q.terms {
+		if st.weight <= 0 && !st.phrase {
+			continue
+		}
+		if _, ok := first[st.stem]; !ok {
+			first[st.stem] = t
+		}
+	}
+	hitTerm := func(t int) bool { return first[q.terms[t].stem] == t && (q.terms[t].weight > 0 || q.terms[t].phrase) }
+	pathTF := func(fref int32, t int) uint16 {
+		if row := fs.slots[fref] - 1; row >= 0 {
+			return fs.counts[int(row)*nt+t].path
+		}
+		return 0
+	}
+	ns := ix.unitNorms(q)
+	if nf := len(ix.base.files) + len(ix.delta.files); len(sc.files) != nf {
+		sc.files, sc.pathTick, sc.pathC = make([]unitFile, nf), make([]uint32, nf), make([]uint16, nf)
+	}
+	mark := func(uref int32) {
+		if !sc.in[uref] {
+			sc.in[uref] = true
+			sc.touched = append(sc.touched, uref)
+		}
+	}
+	wPath := q.prof.fields[fieldPath].weight
+
+	// T: every weighed term's postings, and the units of files whose
+	// path holds it.
+	for t := range q.terms {
+		st := &q.terms[t]
+		if !hitTerm(t) {
+			continue
+		}
+		bit := uint64(1) << t
+		wi := st.weight * st.idf // 0 for a word of phrases only: held, not scored
+		tick := sc.nextTick()
+		h := stemHash([]byte(st.stem))
+		// The files whose path holds the term, and its count there.
+		if wPath > 0 {
+			for row, fref := range fs.refs {
+				if c := fs.counts[row*nt+t].path; c > 0 {
+					sc.pathTick[fref], sc.pathC[fref] = tick, c
+				}
+			}
+		}
+		for i := range 2 {
+			part, fo, uo := w.part(i)
+			for _, p := range part.ustems[h] {
+				fref := fo + part.unitFiles[p.unit]
+				if !w.inScope(fref) {
+					continue
+				}
+				uref := uo + p.unit
+				if wi > 0 {
+					x := postingX(p, &ns.units[uref])
+					if sc.pathTick[fref] == tick {
+						x += float64(sc.pathC[fref]) * ns.paths[fref]
+					}
+					sc.t[uref] += wi * x * (k1 + 1) / (k1 + x)
+				}
+				sc.stamp[uref] = tick
+				sc.held[uref] |= bit
+				if !sc.in[uref] {
+					sc.in[uref] = true
+					sc.touched = append(sc.touched, uref)
+				}
+			}
+		}
+		if wPath <= 0 {
+			continue
+		}
+		for row, fref := range fs.refs {
+			c := fs.counts[row*nt+t].path
+			if c == 0 || !w.inScope(fref) {
+				continue
+			}
+			lo, hi, uo := w.fileUnitRange(fref)
+			for uref := uo + lo; uref < uo+hi; uref++ {
+				if sc.stamp[uref] == tick {
+					continue
+				}
+				sc.t[uref] += sat(k1, wi, float64(c)*ns.paths[fref])
+				sc.held[uref] |= bit
+				mark(uref)
+			}
+		}
+	}
+	if len(sc.touched) == 0 {
+		return
+	}
+
+	// P: phrases and proximity pairs.
+	if q.prof.phraseWeight > 0 {
+		for pi, ph := range q.phrases {
+			idf := 0.0
+			hs := make([]uint64, len(ph))
+			for k, t := range ph {
+				idf = math.Max(idf, q.terms[t].idf)
+				hs[k] = stemHash([]byte(q.terms[t].stem))
+			}
+			wi := q.prof.phraseWeight * idf
+			if len(ph) > 0 {
+				w.join(hs, func(uref, fref int32, u *unitEntry, ps []unitPosting) {
+					mins := ps[0]
+					for _, p := range ps[1:] {
+						mins.body = min(mins.body, p.body)
+						mins.code = min(mins.code, p.code)
+						mins.th = min(mins.th>>4, p.th>>4)<<4 | min(mins.th&15, p.th&15)
+					}
+					sc.extra[uref] += sat(k1, wi, postingX(mins, &ns.units[uref]))
+					mark(uref)
+				})
+				// The phrase in the path: every unit of the file.
+				for row, fref := range fs.refs {
+					m := uint16(math.MaxUint16)
+					for _, t := range ph {
+						m = min(m, fs.counts[row*nt+first[q.terms[t].stem]].path)
+					}
+					if m == 0 || wPath <= 0 || !w.inScope(fref) {
+						continue
+					}
+					x := float64(m) * ns.paths[fref]
+					lo, hi, uo := w.fileUnitRange(fref)
+					for uref := uo + lo; uref < uo+hi; uref++ {
+						sc.extra[uref] += sat(k1, wi, x)
+						mark(uref)
+					}
+				}
+			}
+			if pi < len(q.qualified) && q.qualified[pi] && len(ph) > 1 {
+				// A qualified name defined here counts as a title match.
+				w.each(hs[len(hs)-1], func(uref, fref int32, u *unitEntry, p unitPosting) {
+					if p.th>>4 == 0 {
+						return
+					}
+					for _, t := range ph[:len(ph)-1] {
+						if pathTF(fref, first[q.terms[t].stem]) == 0 {
+							return
+						}
+					}
+					sc.extra[uref] += sat(k1, wi, float64(ns.units[uref][ucTitle]))
+					mark(uref)
+				})
+			}
+		}
+	}
+	if q.prof.proximity > 0 {
+		pairs := map[uint64]float64{}
+		for i := 1; i < len(q.seq); i++ {
+			a, b := q.seq[i-1], q.seq[i]
+			if a == b || !hitTerm(int(a)) || !hitTerm(int(b)) {
+				continue
+			}
+			pairs[pairKey(a, b)] = math.Min(q.terms[a].idf, q.terms[b].idf)
+		}
+		h2 := 0.0
+		for d := 1; d <= q.prof.proxWindow; d++ {
+			h2 += 2 / float64(d*d)
+		}
+		for key, idf := range pairs {
+			a, b := int32(key>>32), int32(uint32(key))
+			hs := []uint64{stemHash([]byte(q.terms[a].stem)), stemHash([]byte(q.terms[b].stem))}
+			wi := q.prof.proximity * idf
+			w.join(hs, func(uref, fref int32, u *unitEntry, ps []unitPosting) {
+				acc := float64(min(ps[0].body, ps[1].body)) * h2
+				if acc <= 0 {
+					return
+				}
+				kb := k1 * float64(ns.units[uref][4])
+				sc.extra[uref] += wi * acc * (k1 + 1) / (kb + acc)
+			})
+		}
+	}
+
+	// D: units whose title holds a name of the question.
+	if len(q.pq.names) > 0 && len(q.asked) == 0 {
+		var buf []byte
+		for _, nm := range q.pq.names {
+			words := []string{nm.name}
+			if len(nm.qualifier) > 0 {
+				words = append(words, nm.qualifier[len(nm.qualifier)-1])
+			}
+			for _, wd := range words {
+				buf = sources.ForEachToken(wd, buf, func(tok []byte, _, _ int) bool {
+					st := append([]byte(nil), tok...)
+					w.each(stemHash(sources.PorterStem(st)), func(uref, _ int32, u *unitEntry, p unitPosting) {
+						if p.th>>4 > 0 && u.flags&unitCode != 0 && sc.in[uref] {
+							sc.titled[uref] = true
+						}
+					})
+					return true
+				})
+			}
+		}
+	}
+
+	// The units in their order, so that chooseUnits takes their files in
+	// turn and reads the accumulators in the order they lie in memory.
+	if len(sc.touched)*16 > n {
+		sc.touched = sc.touched[:0]
+		for u, in := range sc.in {
+			if in {
+				sc.touched = append(sc.touched, int32(u))
+			}
+		}
+	} else {
+		slices.Sort(sc.touched)
+	}
+}
+
+// chooseUnits bounds the final score of every unit unitWalkTerms found
+// and returns the units stage B reads.
+func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, limit, pool int) (out unitCands) {
+	nt := len(q.terms)
+	// Which units match the question as its FTS5 clauses would: surely
+	// (a free word, an identifier's parts) or maybe (every word of a
+	// phrase, whose order the counts do not tell). Stage B drops those
+	// that do not (scorer.matchesQuery); only the sure ones bound the
+	// page's last score from below.
+	mm := newMatchMasks(q)
+	bestLo, bestHi := 0.0, 0.0
+	for _, uref := range sc.touched {
+		switch mm.match(sc.held[uref]) {
+		case matchSure:
+			bestLo = math.Max(bestLo, sc.t[uref])
+			fallthrough
+		case matchMaybe:
+			bestHi = math.Max(bestHi, sc.t[uref]+sc.extra[uref])
+		}
+	}
+	nameStems := q.nameStems()
+	cv := newConventions(q.pq, nameStems)
+	defScale := q.definitionScale()
+	shares := make([]stemShare, 0, len(nameStems))
+	sharesBloom := uint64(0)
+	for st, x := range nameStems {
+		h := stemHash([]byte(st))
+		shares = append(shares, stemShare{h, x})
+		sharesBloom |= 1 << (h & 63)
+	}
+	tf, ptf := make([]float64, nt), make([]float64, nt)
+	factor := func(fref int32) *unitFile {
+		ff := &sc.files[fref]
+		if ff.set {
+			return ff
+		}
+		sc.filesSet = append(sc.filesSet, fref)
+		e := ix.entry(fref)
+		*ff = unitFile{set: true, role: 1}
+		if row := fs.slots[fref] - 1; row >= 0 {
+			fs.rowTF(int(row), tf, ptf)
+			ff.f = q.fileScore(tf, ptf, e.bytes)
+		}
+		facts := e.facts
+		if len(shares) > 0 && facts.bloom&sharesBloom != 0 {
+			ff.name = facts.nameShareOf(shares)
+		}
+		role := e.role
+		if role == "" {
+			role = "source"
+		}
+		switch {
+		case len(q.asked) > 0 && !q.asked[role]:
+			ff.role = otherRoles
+		case len(q.asked) == 0:
+			ff.role = e.prior
+		}
+		ff.conv[0] = cv.prior(&candidate{}, facts)
+		ff.conv[1] = cv.prior(&candidate{kind: sources.KindCode}, facts)
+		return ff
+	}
+	his := slices.Grow(sc.his[:0], len(sc.touched))[:len(sc.touched)]
+	sc.his = his
+	lastRef, ff := int32(-1), (*unitFile)(nil)
+	for i, uref := range sc.touched {
+		u := w.unit(uref)
+		if fref := w.fileOf(uref); fref != lastRef {
+			lastRef, ff = fref, factor(fref)
+		}
+		conv := ff.conv[0]
+		if u.flags&unitCode != 0 {
+			conv = ff.conv[1]
+		}
+		if u.flags&unitImports != 0 {
+			conv *= importsPrior
+		}
+		t := sc.t[uref]
+		m := mm.match(sc.held[uref])
+		if m == matchNone {
+			his[i] = math.Inf(-1)
+			continue
+		}
+		lo := (t + fileWeight*ff.f + ff.name*nameBoost*bestLo) * ff.role * conv
+		if m == matchMaybe {
+			lo = 0
+		}
+		d := 0.0
+		switch {
+		case len(q.asked) == 0 && sc.titled[uref]:
+			d = defScale * defBoost * bestHi
+		case len(q.asked) > 0 && ff.role == 1:
+			d = namedTestBoost * bestHi
+		}
+		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + ff.name*nameBoost*bestHi) * ff.role * conv
+		if u.flags&unitInexact != 0 {
+			hi = math.Inf(1)
+		}
+		his[i] = hi
+		top := &ff.lo
+		for j := range top {
+			if lo > top[j] {
+				copy(top[j+1:], top[j:len(top)-1])
+				top[j] = lo
+				break
+			}
+		}
+	}
+	// τ: the limit-th largest of the files' j-th lower bounds × saturationʲ.
+	tau := 0.0
+	h := floatHeap(sc.heap[:0])
+	for _, fref := range sc.filesSet {
+		s := 1.0
+		for _, v := range sc.files[fref].lo {
+			if v <= 0 {
+				break
+			}
+			x := v * s
+			s *= saturation
+			if h.Len() < limit {
+				heap.Push(&h, x)
+			} else if x > h[0] {
+				h[0] = x
+				heap.Fix(&h, 0)
+			} else {
+				break
+			}
+		}
+	}
+	if h.Len() == limit {
+		tau = h[0]
+	}
+	// The pool's floor: the pool-th largest upper bound.
+	floor := math.Inf(1)
+	h = h[:0]
+	for _, x := range his {
+		if x == math.Inf(-1) {
+			continue
+		}
+		if h.Len() < pool {
+			heap.Push(&h, x)
+		} else if x > h[0] {
+			h[0] = x
+			heap.Fix(&h, 0)
+		}
+	}
+	if h.Len() > 0 {
+		floor = h[0]
+	}
+	sc.heap = h
+	// Stage B's units: those whose upper bound reaches τ, those that may
+	// hold the best BM25F score, and the pool filled by upper bound.
+	// The normalizations are kept in float32: bounds are compared with
+	// room for their rounding.
+	const tol = 1e-6
+	keep := sc.keep[:0]
+	for i, uref := range sc.touched {
+		x := his[i]
+		if x == math.Inf(-1) {
+			continue // matches no clause
+		}
+		if x >= tau*(1-tol) || x >= floor || sc.t[uref]+sc.extra[uref] >= bestLo*(1-tol) {
+			keep = append(keep, int32(i))
+		}
+	}
+	if len(keep) > maxUnitCandidates {
+		slices.SortFunc(keep, func(a, b int32) int {
+			if his[a] != his[b] {
+				if his[a] > his[b] {
+					return -1
+				}
+				return 1
+			}
+			return int(a - b)
+		})
+		keep = keep[:maxUnitCandidates]
+	}
+	sc.keep = keep
+	out.seqs = make([]int64, len(keep))
+	for j, i := range keep {
+		out.seqs[j] = w.unit(sc.touched[i]).seq
+	}
+	for i, x := range his {
+		if x > math.Inf(-1) {
+			out.total++
+			if mm.match(sc.held[sc.touched[i]]) == matchMaybe {
+				// How many of the maybes match, only FTS5 can say.
+				out.total = -1
+				break
+			}
+		}
+	}
+	return out
+}
+
+// unitFile is what unitCandidates works out once per file: its whole-file
+// score, the share of the question in its name, its role and convention
+// priors (for a unit that is not code, and one that is), and the best
+// lower bounds of its units.
+type unitFile struct {
+	set           bool
+	f, name, role float64
+	conv          [2]float64
+	lo            [4]float64
+}
+
+// fileUnitRange returns a file's units [lo, hi) within its part and the
+// part's unit offset.
+func (w *unitWalk) fileUnitRange(fref int32) (lo, hi, off int32) {
+	if fref >= w.nbF {
+		r := w.ix.delta.fileUnits[fref-w.nbF]
+		return r[0], r[1], w.nbU
+	}
+	r := w.ix.base.fileUnits[fref]
+	return r[0], r[1], 0
+}
+
+// floatHeap is a min-heap of float64.
+type floatHeap []float64
+
+func (h floatHeap) Len() int           { return len(h) }
+func (h floatHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h floatHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *floatHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *floatHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Whether a unit matches the question, from the terms it holds.
+const (
+	matchNone = iota
+	matchMaybe
+	matchSure
+)
+
+// matchMasks are the question's FTS5 clauses (queryClauses) as sets of
+// term bits: any holds the free words, of which one makes a match; each
+// of all, the terms of an identifier's parts (the common ones left out
+// while a rarer one remains, as its AND leaves them out) or whole form;
+// each of maybe, the words of a phrase, with its index.
+type matchMasks struct {
+	any   uint64
+	all   []uint64
+	maybe []maybeMask
+}
+
+type maybeMask struct {
+	mask   uint64
+	phrase int
+}
+
+func newMatchMasks(q *preparedQuery) *matchMasks {
+	first := map[string]int{}
+	for t, st := range q.terms {
+		if st.weight > 0 || st.phrase {
+			if _, ok := first[st.stem]; !ok {
+				first[st.stem] = t
+			}
+		}
+	}
+	// held reports whether a term can be held (its stem's hits carry it).
+	held := func(t int) bool {
+		st := &q.terms[t]
+		return (st.weight > 0 || st.phrase) && first[st.stem] == t
+	}
+	mask := func(ids []int) (uint64, bool) {
+		var m uint64
+		for _, t := range ids {
+			if !held(t) {
+				return 0, false
+			}
+			m |= 1 << t
+		}
+		return m, len(ids) > 0
+	}
+	mm := &matchMasks{}
+	pq := q.pq
+	for i, t := range pq.terms {
+		if (pq.clause(i) || q.prof.looseParts && t.name && !t.stop && !isStopword(t.token)) && held(i) {
+			mm.any |= 1 << i
+		}
+	}
+	phrase := func(pi int) {
+		if m, ok := mask(pq.phrases[pi].terms); ok {
+			mm.maybe = append(mm.maybe, maybeMask{m, pi})
+		}
+	}
+	common := q.stats.n / commonShare
+	for _, g := range pq.groups {
+		ids := slices.Clone(g.parts)
+		slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(q.terms[a].df, q.terms[b].df) })
+		for k, id := range ids {
+			if k > 0 && q.terms[id].df > common {
+				ids = ids[:k]
+				break
+			}
+		}
+		if m, ok := mask(ids); ok {
+			mm.all = append(mm.all, m)
+		}
+		if g.phrase >= 0 {
+			phrase(g.phrase)
+		} else if m, ok := mask(g.whole); ok {
+			mm.all = append(mm.all, m)
+		}
+	}
+	for pi, ph := range pq.phrases {
+		if ph.quoted {
+			phrase(pi)
+		}
+	}
+	return mm
+}
+
+func (mm *matchMasks) match(held uint64) int {
+	if held&mm.any != 0 {
+		return matchSure
+	}
+	for _, m := range mm.all {
+		if held&m == m {
+			return matchSure
+		}
+	}
+	for _, m := range mm.maybe {
+		if held&m.mask == m.mask {
+			return matchMaybe
+		}
+	}
+	return matchNone
+}
+
+// matches reports whether the unit the scorer scored last matches the
+// clauses: what the unit index's maybe becomes once its text is read.
+func (s *scorer) matches(mm *matchMasks) bool {
+	var held uint64
+	for t := range min(len(s.terms), 64) {
+		for f := 0; f < numFields; f++ {
+			if s.tf[t*numFields+f] > 0 {
+				held |= 1 << t
+				break
+			}
+		}
+	}
+	switch mm.match(held) {
+	case matchSure:
+		return true
+	case matchNone:
+		return false
+	}
+	for _, m := range mm.maybe {
+		if held&m.mask != m.mask {
+			continue
+		}
+		for f := 0; f < numFields; f++ {
+			if countPhrase(s.hits[f], s.phrases[m.phrase]) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
