@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -224,12 +225,18 @@ func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex) {
 		return gen, ix, err
 	}()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.behind = false
 	// A failed refresh leaves the cache as it was: the next search of a
 	// new generation tries again.
 	if err == nil && !c.closed {
 		c.generation, c.index = gen, ix
+	}
+	c.mu.Unlock()
+	if err == nil && ix != nil && (old == nil || ix.base != old.base) {
+		// Building a base whole leaves about twice its size in garbage
+		// (the postings' growth, the tokens' memo): give it back to the
+		// system now rather than keep it until the heap is scavenged.
+		debug.FreeOSMemory()
 	}
 }
 

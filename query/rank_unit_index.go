@@ -212,7 +212,7 @@ type unitCounter struct {
 }
 
 // unitMemoMax bounds the memo of folded tokens; past it it starts over.
-const unitMemoMax = 1 << 20
+const unitMemoMax = 1 << 18
 
 func newUnitCounter() *unitCounter {
 	return &unitCounter{memo: make(map[string]uint64, 1<<14), slot: make(map[uint64]int32, 256)}
