@@ -223,3 +223,40 @@ func TestUnitIndexTooLarge(t *testing.T) {
 		t.Error("the unit index served a search it does not hold")
 	}
 }
+
+// Pages followed by their cursors are the exhaustive ranking's, in
+// order: each page reads what the pages up to it need.
+func TestUnitPagesFollowTheirCursors(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("src", "default", unitTree())
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	ctx := context.Background()
+	for _, question := range []string{"buffer reader", "merge segment index", "cache"} {
+		want, err := full.Search(ctx, env.all, QueryRequest{Question: question, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		req := QueryRequest{Question: question, Limit: 5}
+		for range 4 {
+			res := env.search(env.all, req)
+			for _, h := range res.Hits {
+				got = append(got, h.EvidenceID)
+			}
+			if res.NextCursor == nil {
+				break
+			}
+			req.Cursor = *res.NextCursor
+		}
+		var ids []string
+		for _, h := range want.Hits {
+			ids = append(ids, h.EvidenceID)
+		}
+		if len(ids) < 20 {
+			t.Fatalf("%q: %d matches, want 20 or more", question, len(ids))
+		}
+		if !slices.Equal(got, ids) {
+			t.Errorf("%q: four pages of 5\n  %v\nthe exhaustive 20\n  %v", question, got, ids)
+		}
+	}
+}

@@ -27,11 +27,13 @@ import (
 // best⁻ and best⁺ bound the best BM25F score of the pool.
 //
 // Saturation only lowers a score, and a file's j-th unit scores at least
-// the j-th largest L of the file times saturationʲ; so the limit-th
-// largest of those products, τ, is at most the score of the last hit of
-// the first page, and a unit whose U is below τ cannot be on it. Stage B
-// reads every unit whose U reaches τ, every unit that may hold the best
-// BM25F score (T+P ≥ best⁻), and fills the pool with the highest U.
+// the j-th largest L of the file times saturationʲ; so the k-th largest
+// of those products, τ, is at most the score of the k-th hit, and a unit
+// whose U is below τ cannot be among the first k. With k the end of the
+// page asked for (offset + limit), stage B reads every unit whose U
+// reaches τ and every unit that may hold the best BM25F score
+// (T+P ≥ best⁻): each page is the exhaustive ranking's, so a later page
+// continues an earlier one exactly.
 
 // maxUnitCandidates bounds the units stage B reads from the unit index.
 const maxUnitCandidates = 1000
@@ -303,7 +305,7 @@ type unitCands struct {
 
 // unitCandidates chooses the units stage B ranks (see above); ok false
 // when the index cannot serve the search.
-func (ix *fileIndex) unitCandidates(q *preparedQuery, sf *scopeFilter, fs *fileScores, limit, pool int) (out unitCands, ok bool) {
+func (ix *fileIndex) unitCandidates(q *preparedQuery, sf *scopeFilter, fs *fileScores, k int) (out unitCands, ok bool) {
 	if !ix.unitsReady() || fs == nil {
 		return out, false
 	}
@@ -314,7 +316,7 @@ func (ix *fileIndex) unitCandidates(q *preparedQuery, sf *scopeFilter, fs *fileS
 	if len(sc.touched) == 0 {
 		return out, true
 	}
-	return ix.chooseUnits(q, fs, w, sc, limit, pool), true
+	return ix.chooseUnits(q, fs, w, sc, k), true
 }
 
 // maxUnitPostingsWalked bounds the unit postings one search walks; a
@@ -573,7 +575,7 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 
 // chooseUnits bounds the final score of every unit unitWalkTerms found
 // and returns the units stage B reads.
-func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, limit, pool int) (out unitCands) {
+func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, k int) (out unitCands) {
 	nt := len(q.terms)
 	// Which units match the question as its FTS5 clauses would: surely
 	// (a free word, an identifier's parts) or maybe (every word of a
@@ -678,7 +680,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			}
 		}
 	}
-	// τ: the limit-th largest of the files' j-th lower bounds × saturationʲ.
+	// τ: the k-th largest of the files' j-th lower bounds × saturationʲ.
 	tau := 0.0
 	h := floatHeap(sc.heap[:0])
 	for _, fref := range sc.filesSet {
@@ -689,7 +691,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			}
 			x := v * s
 			s *= saturation
-			if h.Len() < limit {
+			if h.Len() < k {
 				heap.Push(&h, x)
 			} else if x > h[0] {
 				h[0] = x
@@ -699,29 +701,12 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			}
 		}
 	}
-	if h.Len() == limit {
+	if h.Len() == k {
 		tau = h[0]
-	}
-	// The pool's floor: the pool-th largest upper bound.
-	floor := math.Inf(1)
-	h = h[:0]
-	for _, x := range his {
-		if x == math.Inf(-1) {
-			continue
-		}
-		if h.Len() < pool {
-			heap.Push(&h, x)
-		} else if x > h[0] {
-			h[0] = x
-			heap.Fix(&h, 0)
-		}
-	}
-	if h.Len() > 0 {
-		floor = h[0]
 	}
 	sc.heap = h
 	// Stage B's units: those whose upper bound reaches τ, those that may
-	// hold the best BM25F score, and the pool filled by upper bound.
+	// hold the best BM25F score.
 	// The normalizations are kept in float32: bounds are compared with
 	// room for their rounding.
 	const tol = 1e-6
@@ -731,7 +716,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		if x == math.Inf(-1) {
 			continue // matches no clause
 		}
-		if x >= tau*(1-tol) || x >= floor || sc.t[uref]+sc.extra[uref] >= bestLo*(1-tol) {
+		if x >= tau*(1-tol) || sc.t[uref]+sc.extra[uref] >= bestLo*(1-tol) {
 			keep = append(keep, int32(i))
 		}
 	}

@@ -157,7 +157,7 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return Ranked{}, err
 	}
 	defer fe.best.stop()
-	cands, total, err := e.candidates(ctx, tx, q, &sf, fe, norm.Limit, pool)
+	cands, total, err := e.candidates(ctx, tx, q, &sf, fe, out.Offset+norm.Limit, pool)
 	if err != nil {
 		return Ranked{}, err
 	}
@@ -175,7 +175,9 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 	if out.Hits, err = e.pageHits(ctx, tx, q, page); err != nil {
 		return Ranked{}, err
 	}
-	if end < len(cands) {
+	// From the unit index stage B read what the pages up to this one
+	// need: more match while the count says so, up to the pool's depth.
+	if end < len(cands) || fe.units && end < min(out.TotalMatches, pool) {
 		cur, err := e.sealCursor(p, norm, end)
 		if err != nil {
 			return Ranked{}, err
@@ -272,9 +274,9 @@ func (e *Engine) prepareQuery(ctx context.Context, tx *sql.Tx, prof *profile, pq
 }
 
 // candidates runs stage A and reads the pool; total is total_matches.
-func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, fe *fileEvidence, limit, pool int) ([]*candidate, int, error) {
+func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter, fe *fileEvidence, end, pool int) ([]*candidate, int, error) {
 	if fe.fs != nil {
-		if uc, ok := fe.fs.ix.unitCandidates(q, sf, fe.fs, limit, pool); ok {
+		if uc, ok := fe.fs.ix.unitCandidates(q, sf, fe.fs, end); ok {
 			e.unitServed.Add(1)
 			fe.units = true
 			cands, err := e.fetchCandidates(ctx, tx, uc.seqs)
