@@ -294,8 +294,9 @@ func (uc *unitCounter) count(c *candidate) (lens [4]uint32) {
 	return lens
 }
 
-// extraPartsOf is matcher.extraParts: for each identifier that splits,
-// its parts less the tokens it spans.
+// extraPartsOf is how many more words text has counted in identifier
+// parts than in index tokens (matcher.extraParts): for each identifier
+// that splits, its parts less the tokens it spans.
 func extraPartsOf(text string) int {
 	extra, parts, start, end := 0, 0, 0, 0
 	flush := func() {

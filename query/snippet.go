@@ -217,25 +217,7 @@ func (m *matcher) appendParts(text string, hits []hit) []hit {
 // than in index tokens: for each identifier that splits, its parts less the
 // tokens it spans ("HTTPServerConfig" 3 − 1, "os.ReadFile" 3 − 2,
 // "main.go" 2 − 2).
-func (m *matcher) extraParts(text string) int {
-	extra, parts, start, end := 0, 0, 0, 0
-	flush := func() {
-		if parts > 0 {
-			_, tokens := m.scan(text[start:end], nil)
-			extra += parts - tokens
-		}
-	}
-	sources.EachPart(text, func(first bool, a, b int) {
-		if first {
-			flush()
-			parts, start = 0, a
-		}
-		parts++
-		end = b
-	})
-	flush()
-	return extra
-}
+func (m *matcher) extraParts(text string) int { return extraPartsOf(text) }
 
 // missingTerms is the set (bit i for term i, the first 64) of scoring
 // terms (weight > 0) that no hit holds; terms past 64 count as missing.
