@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 
 	"github.com/tychora/tychora/sources"
@@ -204,7 +205,7 @@ func (p *filePart) packUnits() {
 // unitCounter counts one unit's stems as the scorer counts them. It
 // memoizes each folded token's stem.
 type unitCounter struct {
-	memo  map[string]uint64
+	memo  map[uint64]uint64 // folded token's hash → its stem's
 	slot  map[uint64]int32
 	order []uint64    // the unit's stems, in the order first counted
 	cnt   [][4]uint32 // their counts by unit column, as order
@@ -215,23 +216,28 @@ type unitCounter struct {
 const unitMemoMax = 1 << 18
 
 func newUnitCounter() *unitCounter {
-	return &unitCounter{memo: make(map[string]uint64, 1<<14), slot: make(map[uint64]int32, 256)}
+	return &unitCounter{memo: make(map[uint64]uint64, 1<<14), slot: make(map[uint64]int32, 256)}
 }
 
-// stem returns the hash of the stem of a folded token.
+// stem returns the hash of the stem of a folded token. The memo is keyed
+// by the token's own hash (as stems are held by theirs): no string is
+// made for a token seen before.
 func (uc *unitCounter) stem(tok []byte) uint64 {
-	if h, ok := uc.memo[string(tok)]; ok {
+	k := maphash.Bytes(tokenSeed, tok)
+	if h, ok := uc.memo[k]; ok {
 		return h
 	}
 	if len(uc.memo) >= unitMemoMax {
 		clear(uc.memo)
 	}
-	key := string(tok)
 	uc.buf = append(uc.buf[:0], tok...)
 	h := stemHash(sources.PorterStem(uc.buf))
-	uc.memo[key] = h
+	uc.memo[k] = h
 	return h
 }
+
+// tokenSeed hashes folded tokens for the unit counter's memo.
+var tokenSeed = maphash.MakeSeed()
 
 func (uc *unitCounter) add(h uint64, col int) {
 	i, ok := uc.slot[h]
