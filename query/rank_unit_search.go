@@ -20,11 +20,12 @@ import (
 //
 // T is its exact BM25F term score, P bounds what its phrases and
 // proximity pairs can add (an occurrence of a phrase needs each of its
-// words; a pair's 1/d² sum is at most 2·Σ1/d² per occurrence of its
-// rarer word), F is its file's exact whole-file score, N the file name's
-// share of the question, R and C the role and convention priors, D the
-// definition boost when the unit's title holds a name of the question;
-// best⁻ and best⁺ bound the best BM25F score of the pool.
+// words; in a pair's 1/d² sum an occurrence of one word meets at most
+// two of the other at each distance), F is its file's exact whole-file
+// score, N the file name's share of the question, R and C the role and
+// convention priors, D the definition boost when the unit's title holds
+// a name of the question; best⁻ and best⁺ bound the best BM25F score of
+// the pool.
 //
 // Saturation only lowers a score, and a file's j-th unit scores at least
 // the j-th largest L of the file times saturationʲ; so the k-th largest
@@ -518,16 +519,22 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 			}
 			pairs[pairKey(a, b)] = math.Min(q.terms[a].idf, q.terms[b].idf)
 		}
-		h2 := 0.0
-		for d := 1; d <= q.prof.proxWindow; d++ {
-			h2 += 2 / float64(d*d)
+		// An occurrence of one word has at most two of the other at each
+		// distance d: its n nearest add at most g(n) = Σ_{k≤n} 1/⌈k/2⌉²,
+		// and the pair's sum at most min(tf_a·g(tf_b), tf_b·g(tf_a)).
+		g := make([]float64, 2*q.prof.proxWindow+1)
+		for k := 1; k < len(g); k++ {
+			d := float64((k + 1) / 2)
+			g[k] = g[k-1] + 1/(d*d)
 		}
+		gOf := func(n uint16) float64 { return g[min(int(n), len(g)-1)] }
 		for key, idf := range pairs {
 			a, b := int32(key>>32), int32(uint32(key))
 			hs := []uint64{stemHash([]byte(q.terms[a].stem)), stemHash([]byte(q.terms[b].stem))}
 			wi := q.prof.proximity * idf
 			w.join(hs, func(uref, fref int32, u *unitEntry, ps []unitPosting) {
-				acc := float64(min(ps[0].body, ps[1].body)) * h2
+				na, nb := ps[0].body, ps[1].body
+				acc := math.Min(float64(na)*gOf(nb), float64(nb)*gOf(na))
 				if acc <= 0 {
 					return
 				}
