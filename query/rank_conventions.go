@@ -30,12 +30,12 @@ import (
 // conventions applies the convention priors for one question.
 type conventions struct {
 	platform, changelog, manifest bool // the question asks for them: no prior
-	// names are the question's stems with their shares (nameStems): a
+	// names are the question's words for file names (nameQuery): a
 	// question that names a hidden file's words asks for it
-	names map[string]float64
+	names *nameQuery
 }
 
-func newConventions(pq *parsedQuery, names map[string]float64) *conventions {
+func newConventions(pq *parsedQuery, names *nameQuery) *conventions {
 	return &conventions{
 		platform:  asksAny(pq, platformWords),
 		changelog: asksAny(pq, changelogWords),
@@ -57,7 +57,7 @@ func (cv *conventions) prior(c *candidate, f *pathFacts) float64 {
 	if !cv.manifest && f.manifest {
 		p *= manifestPrior
 	}
-	if f.hidden && f.nameShare(cv.names) == 0 {
+	if f.hidden && f.nameShareOf(cv.names) == 0 {
 		p *= hiddenPrior
 	}
 	if c.kind == sources.KindCode && c.title == "imports" && importsShare(c.text) >= importsFull {

@@ -134,7 +134,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		slices.SortFunc(cands, byScore)
 		return
 	}
-	nameStems := q.nameStems()
+	nq := q.nameQuery()
 	type fileAgg struct {
 		tf, pathTF []float64
 		bytes      int64
@@ -148,9 +148,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		a := files[k]
 		if a == nil {
 			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes, facts: factsOf(c.path)}
-			if len(nameStems) > 0 {
-				a.nameShare = a.facts.nameShare(nameStems)
-			}
+			a.nameShare = a.facts.nameShareOf(nq)
 			files[k] = a
 		}
 		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
@@ -164,7 +162,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		a.score = q.fileScore(a.tf, a.pathTF, a.bytes)
 	}
 	defScale := q.definitionScale()
-	conv := newConventions(q.pq, nameStems)
+	conv := newConventions(q.pq, nq)
 	for _, c := range cands {
 		a := files[fileKey{c.sourceID, c.path}]
 		s := c.score + fileWeight*a.score
@@ -182,9 +180,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			// test_parse_ip, ParseIP.test) is what the question wants.
 			s += namedTestBoost * best
 		}
-		if len(nameStems) > 0 {
-			s += a.nameShare * nameBoost * best
-		}
+		s += a.nameShare * nameBoost * best
 		switch {
 		case len(asked) > 0 && !asked[role]:
 			s *= otherRoles
@@ -264,12 +260,28 @@ func (q *preparedQuery) nameStems() map[string]float64 {
 	return out
 }
 
+// nameQuery is the nameQuery of the question's scored words: stems
+// from nameStems, words from the question.
+func (q *preparedQuery) nameQuery() *nameQuery {
+	stems := q.nameStems()
+	if len(stems) == 0 {
+		return nil
+	}
+	words := map[string][]string{}
+	for _, t := range q.pq.terms {
+		if _, ok := stems[t.stem]; ok {
+			words[t.stem] = append(words[t.stem], t.token)
+		}
+	}
+	return newNameQuery(stems, words)
+}
+
 // fileNameShare is the share of the question's weight whose words are
 // parts of the file's name (without extension) or of the folder that
 // holds it: "mutex" for sync/mutex.go, "http" and "server" for
-// net/http/server.go.
-func fileNameShare(stems map[string]float64, p string) float64 {
-	return factsOf(p).nameShare(stems)
+// net/http/server.go, "barrier" for runtime/mbarrier.go.
+func fileNameShare(nq *nameQuery, p string) float64 {
+	return factsOf(p).nameShareOf(nq)
 }
 
 // definesName reports how strongly the candidate defines a name of the

@@ -21,6 +21,10 @@ type pathFacts struct {
 	// h&63 of each.
 	hashes []uint64
 	bloom  uint64
+	// words are the name words of abbrevMin letters or more that begin
+	// with a letter: what a question's word may begin ("chan" of
+	// channel) or begin or end ("mbarrier", "reverseproxy").
+	words []string
 	// platform, manifest and hidden are platformOf, manifestOf and
 	// hiddenOf; changelog is changelogOf for a file that is not code.
 	platform, manifest, hidden, changelog bool
@@ -69,6 +73,9 @@ func newPathFacts(p string) *pathFacts {
 	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
 	var buf []byte
 	for _, w := range nameWords(p) {
+		if len(w) >= abbrevMin && w[0] >= 'a' && w[0] <= 'z' && !containsString(f.words, w) {
+			f.words = append(f.words, w)
+		}
 		buf = append(buf[:0], w...)
 		if st := string(sources.PorterStem(buf)); !containsString(f.stems, st) {
 			f.stems = append(f.stems, st)
@@ -80,31 +87,107 @@ func newPathFacts(p string) *pathFacts {
 	return f
 }
 
-// nameShareOf is nameShare with the question's stems as hashes (few:
-// a list, not a map).
-func (f *pathFacts) nameShareOf(stems []stemShare) float64 {
+// nameShareOf is the share of the question's weight that the path's
+// name words hold (nameQuery): a question's word is one of them (its stem
+// is one of theirs), begins or ends one written together from several
+// ("barrier" of mbarrier.go, "proxy" of reverseproxy.go, "cookie" of
+// net/http/cookiejar), or begins with one that shortens it ("channel"
+// of runtime/chan.go, "executable" of os/exec).
+func (f *pathFacts) nameShareOf(nq *nameQuery) float64 {
+	if nq == nil {
+		return 0
+	}
 	share := 0.0
-	for _, h := range f.hashes {
-		for _, s := range stems {
-			if s.hash == h {
-				share += s.share
-			}
+	for _, s := range nq.shares {
+		if f.bloom&(1<<(s.hash&63)) != 0 && containsHash(f.hashes, s.hash) ||
+			len(f.words) > 0 && namePart(f.words, s.words) {
+			share += s.share
 		}
 	}
 	return min(share, 1)
 }
 
-// stemShare is a stem of the question, hashed, with its share.
+// namePart reports whether one of words, a question's, is part of one of
+// names, a path's name words: it begins or ends the longer name word
+// (affixMin letters or more), or the name word (abbrevMin letters or
+// more) begins it.
+func namePart(names, words []string) bool {
+	for _, x := range words {
+		for _, w := range names {
+			switch {
+			case len(w) > len(x):
+				if len(x) >= affixMin && (strings.HasPrefix(w, x) || strings.HasSuffix(w, x)) {
+					return true
+				}
+			case len(w) < len(x):
+				if strings.HasPrefix(x, w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+const (
+	// affixMin is the shortest word of a question that counts where it
+	// begins or ends a longer name word: shorter ones begin and end too
+	// many ("read" ends thread).
+	affixMin = 5
+	// abbrevMin is the shortest name word that counts where it begins a
+	// longer word of the question ("chan", "exec", "proc").
+	abbrevMin = 4
+)
+
+func containsHash(hs []uint64, h uint64) bool {
+	for _, x := range hs {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// nameQuery is what file names are matched with: the question's scored
+// stems, hashed, each with its share of the question's weight × idf and
+// its words (the stem and the question's folded words that have it).
+type nameQuery struct {
+	shares []stemShare
+}
+
+// stemShare is a stem of the question, hashed, with its share and words.
 type stemShare struct {
 	hash  uint64
 	share float64
+	words []string
 }
 
-// nameShare is fileNameShare over the facts of the file's path.
-func (f *pathFacts) nameShare(stems map[string]float64) float64 {
-	share := 0.0
-	for _, st := range f.stems {
-		share += stems[st]
+// newNameQuery makes the nameQuery of stems (each with its share) and
+// the question's words of each stem.
+func newNameQuery(stems map[string]float64, words map[string][]string) *nameQuery {
+	if len(stems) == 0 {
+		return nil
 	}
-	return min(share, 1)
+	nq := &nameQuery{shares: make([]stemShare, 0, len(stems))}
+	for st, x := range stems {
+		ws := []string{st}
+		for _, w := range words[st] {
+			if !containsString(ws, w) {
+				ws = append(ws, w)
+			}
+		}
+		nq.shares = append(nq.shares, stemShare{hash: stemHash([]byte(st)), share: x, words: ws})
+	}
+	return nq
+}
+
+func abbrevOfAny(names, words []string) bool {
+	for _, x := range words {
+		for _, w := range names {
+			if len(x) > len(w) && strings.HasPrefix(x, w) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -39,11 +39,53 @@ func TestPathFacts(t *testing.T) {
 		}
 	}
 	check()
-	if got := fileNameShare(stems, "net/http/server.go"); math.Abs(got-0.7) > 1e-9 {
+	nq := newNameQuery(stems, nil)
+	if got := fileNameShare(nq, "net/http/server.go"); math.Abs(got-0.7) > 1e-9 {
 		t.Errorf("fileNameShare(net/http/server.go) = %v, want 0.7", got)
 	}
-	if got := fileNameShare(stems, "a/b/ReadRequestHeader.java"); math.Abs(got-0.3) > 1e-9 {
+	if got := fileNameShare(nq, "a/b/ReadRequestHeader.java"); math.Abs(got-0.3) > 1e-9 {
 		t.Errorf("fileNameShare(ReadRequestHeader.java) = %v, want 0.3", got)
+	}
+	// Words written together: a question's word of five letters or more
+	// that begins or ends one counts, by its stem or as the question
+	// wrote it; a shorter one, or one inside, does not. A name word of
+	// four letters or more that begins a question's word counts.
+	words := newNameQuery(map[string]float64{"barrier": 0.25, "proxi": 0.25, "read": 0.25, "order": 0.25},
+		map[string][]string{"proxi": {"proxy"}, "read": {"read"}})
+	abbrev := newNameQuery(map[string]float64{"channel": 0.5, "execut": 0.3, "in": 0.2},
+		map[string][]string{"execut": {"executable"}})
+	for _, c := range []struct {
+		path string
+		want float64
+	}{
+		{"runtime/mbarrier.go", 0.25},
+		{"net/http/httputil/reverseproxy.go", 0.25},
+		{"barrier/x.go", 0.25},
+		{"runtime/thread.go", 0},
+		{"slices/zsortordered.go", 0},
+		{"runtime/barriers.go", 0.25},
+		{"readbarrier/proxy.go", 0.5},
+	} {
+		if got := fileNameShare(words, c.path); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		want float64
+	}{
+		{"runtime/chan.go", 0.5},
+		{"os/exec/lp_unix.go", 0.3},
+		{"a/cha.go", 0},
+		{"a/2024/x.go", 0},
+		{"a/inline.go", 0},
+	} {
+		if got := fileNameShare(abbrev, c.path); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if got := fileNameShare(nil, "net/http/server.go"); got != 0 {
+		t.Errorf("fileNameShare with no question words = %v", got)
 	}
 	for i := range pathFactsEntries + 10 {
 		factsOf(fmt.Sprintf("gen/f%d.go", i))

@@ -600,16 +600,9 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			bestHi = math.Max(bestHi, sc.t[uref]+sc.extra[uref])
 		}
 	}
-	nameStems := q.nameStems()
-	cv := newConventions(q.pq, nameStems)
+	nq := q.nameQuery()
+	cv := newConventions(q.pq, nq)
 	defScale := q.definitionScale()
-	shares := make([]stemShare, 0, len(nameStems))
-	sharesBloom := uint64(0)
-	for st, x := range nameStems {
-		h := stemHash([]byte(st))
-		shares = append(shares, stemShare{h, x})
-		sharesBloom |= 1 << (h & 63)
-	}
 	tf, ptf := make([]float64, nt), make([]float64, nt)
 	factor := func(fref int32) *unitFile {
 		ff := &sc.files[fref]
@@ -624,9 +617,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			ff.f = q.fileScore(tf, ptf, e.bytes)
 		}
 		facts := e.facts
-		if len(shares) > 0 && facts.bloom&sharesBloom != 0 {
-			ff.name = facts.nameShareOf(shares)
-		}
+		ff.name = facts.nameShareOf(nq)
 		role := e.role
 		if role == "" {
 			role = "source"
