@@ -1,6 +1,8 @@
 package query
 
 import (
+	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,6 +27,14 @@ type pathFacts struct {
 	// with a letter: what a question's word may begin ("chan" of
 	// channel) or begin or end ("mbarrier", "reverseproxy").
 	words []string
+	// ends are the first and last four bytes of each of words
+	// (affixKey), nEnds of them, -1 when words have more than fit: a
+	// question's word that is part of a name word shares one of them,
+	// so most paths are ruled out by these alone. They are held here,
+	// not in a slice of their own, as a search reads them for every file
+	// its words are in.
+	ends  [8]uint32
+	nEnds int8
 	// platform, manifest and hidden are platformOf, manifestOf and
 	// hiddenOf; changelog is changelogOf for a file that is not code.
 	platform, manifest, hidden, changelog bool
@@ -75,6 +85,12 @@ func newPathFacts(p string) *pathFacts {
 	for _, w := range nameWords(p) {
 		if len(w) >= abbrevMin && w[0] >= 'a' && w[0] <= 'z' && !containsString(f.words, w) {
 			f.words = append(f.words, w)
+			if int(f.nEnds)+2 > len(f.ends) {
+				f.nEnds = -1
+			} else if f.nEnds >= 0 {
+				f.ends[f.nEnds], f.ends[f.nEnds+1] = affixKey(w, false), affixKey(w, true)
+				f.nEnds += 2
+			}
 		}
 		buf = append(buf[:0], w...)
 		if st := string(sources.PorterStem(buf)); !containsString(f.stems, st) {
@@ -97,15 +113,53 @@ func (f *pathFacts) nameShareOf(nq *nameQuery) float64 {
 	if nq == nil {
 		return 0
 	}
+	parts := f.nEnds < 0 || f.nEnds > 0 && nq.sharesEnd(f.ends[:f.nEnds])
 	share := 0.0
 	for _, s := range nq.shares {
-		if f.bloom&(1<<(s.hash&63)) != 0 && containsHash(f.hashes, s.hash) ||
-			len(f.words) > 0 && namePart(f.words, s.words) {
+		if f.bloom&(1<<(s.hash&63)) != 0 && slices.Contains(f.hashes, s.hash) ||
+			parts && namePart(f.words, s.words) {
 			share += s.share
 		}
 	}
 	return min(share, 1)
 }
+
+// affixKey is the first (or, with tail, the last) four bytes of w,
+// which has four or more, as a number; a tail's is mixed (two keys may be
+// equal where the bytes are not: a key rules out, it does not match).
+func affixKey(w string, tail bool) uint32 {
+	if tail {
+		w = w[len(w)-4:]
+	}
+	k := uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24
+	if tail {
+		k = bits.RotateLeft32(k, 13) ^ 0x5bd1e995
+	}
+	return k
+}
+
+// sharesEnd reports whether one of ends (a path's, affixKey) is a first
+// or last four bytes of the question's words that namePart could match.
+func (nq *nameQuery) sharesEnd(ends []uint32) bool {
+	for _, e := range ends {
+		h := endBit(e)
+		if nq.endBloom[h>>6]&(1<<(h&63)) != 0 && slices.Contains(nq.ends, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (nq *nameQuery) addEnd(k uint32) {
+	if !slices.Contains(nq.ends, k) {
+		nq.ends = append(nq.ends, k)
+		h := endBit(k)
+		nq.endBloom[h>>6] |= 1 << (h & 63)
+	}
+}
+
+// endBit is the bit of an affixKey in nameQuery.endBloom.
+func endBit(k uint32) uint32 { return (k * 0x9e3779b1) >> 22 }
 
 // namePart reports whether one of words, a question's, is part of one of
 // names, a path's name words: it begins or ends the longer name word
@@ -139,20 +193,17 @@ const (
 	abbrevMin = 4
 )
 
-func containsHash(hs []uint64, h uint64) bool {
-	for _, x := range hs {
-		if x == h {
-			return true
-		}
-	}
-	return false
-}
-
 // nameQuery is what file names are matched with: the question's scored
 // stems, hashed, each with its share of the question's weight × idf and
 // its words (the stem and the question's folded words that have it).
 type nameQuery struct {
 	shares []stemShare
+	// ends are the first four bytes of the words of abbrevMin bytes or
+	// more and the last four of those of affixMin or more (affixKey).
+	ends []uint32
+	// endBloom has endBit of each of ends: most paths share none, and a
+	// bit rules them out sooner than the list.
+	endBloom [16]uint64
 }
 
 // stemShare is a stem of the question, hashed, with its share and words.
@@ -177,17 +228,14 @@ func newNameQuery(stems map[string]float64, words map[string][]string) *nameQuer
 			}
 		}
 		nq.shares = append(nq.shares, stemShare{hash: stemHash([]byte(st)), share: x, words: ws})
-	}
-	return nq
-}
-
-func abbrevOfAny(names, words []string) bool {
-	for _, x := range words {
-		for _, w := range names {
-			if len(x) > len(w) && strings.HasPrefix(x, w) {
-				return true
+		for _, w := range ws {
+			if len(w) >= abbrevMin {
+				nq.addEnd(affixKey(w, false))
+			}
+			if len(w) >= affixMin {
+				nq.addEnd(affixKey(w, true))
 			}
 		}
 	}
-	return false
+	return nq
 }

@@ -65,6 +65,7 @@ func TestPathFacts(t *testing.T) {
 		{"slices/zsortordered.go", 0},
 		{"runtime/barriers.go", 0.25},
 		{"readbarrier/proxy.go", 0.5},
+		{"services/reverse_proxy_channel_mbarrier.go", 0.5},
 	} {
 		if got := fileNameShare(words, c.path); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
@@ -82,6 +83,19 @@ func TestPathFacts(t *testing.T) {
 	} {
 		if got := fileNameShare(abbrev, c.path); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	// The first and last four bytes rule out only what namePart would.
+	for _, nq := range []*nameQuery{words, abbrev} {
+		for _, p := range []string{"runtime/mbarrier.go", "net/http/httputil/reverseproxy.go", "runtime/chan.go",
+			"os/exec/lp_unix.go", "readbarrier/proxy.go", "a/inline.go", "barrierx/chanx.go", "xproxy/ychannel.go",
+			"services/reverse_proxy_channel_mbarrier.go"} {
+			f := factsOf(p)
+			for _, s := range nq.shares {
+				if namePart(f.words, s.words) && f.nEnds >= 0 && !nq.sharesEnd(f.ends[:f.nEnds]) {
+					t.Errorf("%s: %q is part of a name word but no end is shared", p, s.words)
+				}
+			}
 		}
 	}
 	if got := fileNameShare(nil, "net/http/server.go"); got != 0 {
