@@ -55,33 +55,25 @@ func TestPathFacts(t *testing.T) {
 	abbrev := newNameQuery(map[string]float64{"channel": 0.5, "execut": 0.3, "in": 0.2},
 		map[string][]string{"execut": {"executable"}})
 	for _, c := range []struct {
+		nq   *nameQuery
 		path string
 		want float64
 	}{
-		{"runtime/mbarrier.go", 0.25},
-		{"net/http/httputil/reverseproxy.go", 0.25},
-		{"barrier/x.go", 0.25},
-		{"runtime/thread.go", 0},
-		{"slices/zsortordered.go", 0},
-		{"runtime/barriers.go", 0.25},
-		{"readbarrier/proxy.go", 0.5},
-		{"services/reverse_proxy_channel_mbarrier.go", 0.5},
+		{words, "runtime/mbarrier.go", 0.25},
+		{words, "net/http/httputil/reverseproxy.go", 0.25},
+		{words, "barrier/x.go", 0.25},
+		{words, "runtime/thread.go", 0},
+		{words, "slices/zsortordered.go", 0},
+		{words, "runtime/barriers.go", 0.25},
+		{words, "readbarrier/proxy.go", 0.5},
+		{words, "services/reverse_proxy_channel_mbarrier.go", 0.5},
+		{abbrev, "runtime/chan.go", 0.5},
+		{abbrev, "os/exec/lp_unix.go", 0.3},
+		{abbrev, "a/cha.go", 0},
+		{abbrev, "a/2024/x.go", 0},
+		{abbrev, "a/inline.go", 0},
 	} {
-		if got := fileNameShare(words, c.path); math.Abs(got-c.want) > 1e-9 {
-			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		path string
-		want float64
-	}{
-		{"runtime/chan.go", 0.5},
-		{"os/exec/lp_unix.go", 0.3},
-		{"a/cha.go", 0},
-		{"a/2024/x.go", 0},
-		{"a/inline.go", 0},
-	} {
-		if got := fileNameShare(abbrev, c.path); math.Abs(got-c.want) > 1e-9 {
+		if got := fileNameShare(c.nq, c.path); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("fileNameShare(%s) = %v, want %v", c.path, got, c.want)
 		}
 	}
