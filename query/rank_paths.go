@@ -1,6 +1,7 @@
 package query
 
 import (
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -23,9 +24,9 @@ type pathFacts struct {
 	// h&63 of each.
 	hashes []uint64
 	bloom  uint64
-	// words are the name words of abbrevMin letters or more that begin
-	// with a letter: what a question's word may begin ("chan" of
-	// channel) or begin or end ("mbarrier", "reverseproxy").
+	// words are the name words of abbrevMin bytes or more: what a
+	// question's word may begin or end ("mbarrier", "reverseproxy") or,
+	// one that begins with a letter, be cut to ("chan" of channel).
 	words []string
 	// ends are the first and last four bytes of each of words
 	// (affixKey), nEnds of them, -1 when words have more than fit: a
@@ -68,6 +69,9 @@ func factsOf(p string) *pathFacts {
 	for _, st := range f.stems {
 		size += len(st) + 16
 	}
+	for _, w := range f.words {
+		size += len(w) + 16
+	}
 	pathFactsCache.mu.Lock()
 	if pathFactsCache.m == nil || len(pathFactsCache.m) >= pathFactsEntries || pathFactsCache.bytes+size > pathFactsBytes {
 		pathFactsCache.m, pathFactsCache.bytes = make(map[string]*pathFacts, 1024), 0
@@ -83,7 +87,7 @@ func newPathFacts(p string) *pathFacts {
 	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
 	var buf []byte
 	for _, w := range nameWords(p) {
-		if len(w) >= abbrevMin && w[0] >= 'a' && w[0] <= 'z' && !containsString(f.words, w) {
+		if len(w) >= abbrevMin && !containsString(f.words, w) {
 			f.words = append(f.words, w)
 			if int(f.nEnds)+2 > len(f.ends) {
 				f.nEnds = -1
@@ -163,8 +167,8 @@ func endBit(k uint32) uint32 { return (k * 0x9e3779b1) >> 22 }
 
 // namePart reports whether one of words, a question's, is part of one of
 // names, a path's name words: it begins or ends the longer name word
-// (affixMin letters or more), or the name word (abbrevMin letters or
-// more) begins it.
+// (affixMin bytes or more), or the name word (abbrevMin bytes or more,
+// beginning with a letter: "2024" is no word cut short) begins it.
 func namePart(names, words []string) bool {
 	for _, x := range words {
 		for _, w := range names {
@@ -174,7 +178,7 @@ func namePart(names, words []string) bool {
 					return true
 				}
 			case len(w) < len(x):
-				if strings.HasPrefix(x, w) {
+				if w[0] >= 'a' && w[0] <= 'z' && strings.HasPrefix(x, w) {
 					return true
 				}
 			}
@@ -198,8 +202,8 @@ const (
 // its words (the stem and the question's folded words that have it).
 type nameQuery struct {
 	shares []stemShare
-	// ends are the first four bytes of the words of abbrevMin bytes or
-	// more and the last four of those of affixMin or more (affixKey).
+	// ends are the first and last four bytes of the words of affixMin
+	// bytes or more (affixKey): no shorter word is part of a name word.
 	ends []uint32
 	// endBloom has endBit of each of ends: most paths share none, and a
 	// bit rules them out sooner than the list.
@@ -220,7 +224,10 @@ func newNameQuery(stems map[string]float64, words map[string][]string) *nameQuer
 		return nil
 	}
 	nq := &nameQuery{shares: make([]stemShare, 0, len(stems))}
-	for st, x := range stems {
+	// In the stems' order: a share is a sum, the same in every search
+	// and in both stages that add it.
+	for _, st := range slices.Sorted(maps.Keys(stems)) {
+		x := stems[st]
 		ws := []string{st}
 		for _, w := range words[st] {
 			if !containsString(ws, w) {
@@ -228,11 +235,11 @@ func newNameQuery(stems map[string]float64, words map[string][]string) *nameQuer
 			}
 		}
 		nq.shares = append(nq.shares, stemShare{hash: stemHash([]byte(st)), share: x, words: ws})
+		// Only a word longer than a name word of abbrevMin bytes, or
+		// one of affixMin bytes or more, can be part of one.
 		for _, w := range ws {
-			if len(w) >= abbrevMin {
-				nq.addEnd(affixKey(w, false))
-			}
 			if len(w) >= affixMin {
+				nq.addEnd(affixKey(w, false))
 				nq.addEnd(affixKey(w, true))
 			}
 		}

@@ -52,7 +52,7 @@ func TestPathFacts(t *testing.T) {
 	// four letters or more that begins a question's word counts.
 	words := newNameQuery(map[string]float64{"barrier": 0.25, "proxi": 0.25, "read": 0.25, "order": 0.25},
 		map[string][]string{"proxi": {"proxy"}, "read": {"read"}})
-	abbrev := newNameQuery(map[string]float64{"channel": 0.5, "execut": 0.3, "in": 0.2},
+	abbrev := newNameQuery(map[string]float64{"channel": 0.4, "execut": 0.3, "in": 0.1, "20240101": 0.1, "sprite": 0.1},
 		map[string][]string{"execut": {"executable"}})
 	for _, c := range []struct {
 		nq   *nameQuery
@@ -67,10 +67,13 @@ func TestPathFacts(t *testing.T) {
 		{words, "runtime/barriers.go", 0.25},
 		{words, "readbarrier/proxy.go", 0.5},
 		{words, "services/reverse_proxy_channel_mbarrier.go", 0.5},
-		{abbrev, "runtime/chan.go", 0.5},
+		{words, "barrierset/alpha_beta_gamma_delta.go", 0.25},
+		{words, "ordeal/zsortordered.go", 0},
+		{abbrev, "runtime/chan.go", 0.4},
 		{abbrev, "os/exec/lp_unix.go", 0.3},
 		{abbrev, "a/cha.go", 0},
 		{abbrev, "a/2024/x.go", 0},
+		{abbrev, "gfx/3dsprite.go", 0.1},
 		{abbrev, "a/inline.go", 0},
 	} {
 		if got := fileNameShare(c.nq, c.path); math.Abs(got-c.want) > 1e-9 {
@@ -81,13 +84,23 @@ func TestPathFacts(t *testing.T) {
 	for _, nq := range []*nameQuery{words, abbrev} {
 		for _, p := range []string{"runtime/mbarrier.go", "net/http/httputil/reverseproxy.go", "runtime/chan.go",
 			"os/exec/lp_unix.go", "readbarrier/proxy.go", "a/inline.go", "barrierx/chanx.go", "xproxy/ychannel.go",
-			"services/reverse_proxy_channel_mbarrier.go"} {
+			"services/reverse_proxy_channel_mbarrier.go", "barrierset/alpha_beta_gamma_delta.go", "ordeal/zsortordered.go",
+			"gfx/3dsprite.go", "a/2024/x.go"} {
 			f := factsOf(p)
 			for _, s := range nq.shares {
 				if namePart(f.words, s.words) && f.nEnds >= 0 && !nq.sharesEnd(f.ends[:f.nEnds]) {
 					t.Errorf("%s: %q is part of a name word but no end is shared", p, s.words)
 				}
 			}
+		}
+	}
+	// A share is the same sum whatever order the question's stems come
+	// in (the unit index's bounds and the final ranking add it apart).
+	many := map[string]float64{"server": 0.1, "handler": 0.2, "http": 0.3}
+	want := fileNameShare(newNameQuery(many, nil), "http/server_handler.go")
+	for range 200 {
+		if got := fileNameShare(newNameQuery(many, nil), "http/server_handler.go"); got != want {
+			t.Fatalf("fileNameShare(http/server_handler.go) = %v, then %v", want, got)
 		}
 	}
 	if got := fileNameShare(nil, "net/http/server.go"); got != 0 {
