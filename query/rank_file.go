@@ -100,6 +100,8 @@ var roleWords = map[string]string{
 	"testdata": "testdata", "fixture": "testdata", "fixtures": "testdata", "golden": "testdata",
 	"vendor": "vendored", "vendored": "vendored",
 	"generated": "generated", "minified": "minified",
+	"docs": roleDocumentation, "documentation": roleDocumentation, "readme": roleDocumentation,
+	"tutorial": roleDocumentation,
 }
 
 // rolesAsked lists the roles a question asks for, in its words or by
@@ -188,6 +190,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			if p, ok := rolePriors[role]; ok {
 				s *= p
 			}
+			s *= q.docsPrior(role, c.sourceID)
 		}
 		s *= conv.prior(c, a.facts)
 		c.score = s

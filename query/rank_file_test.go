@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -609,6 +610,47 @@ func TestFileSizesOfFilesWithoutCounts(t *testing.T) {
 			t.Errorf("%s: size %d read, but its kept counts hold it", c.path, c.fileBytes)
 		case fileKeyOf(c.sourceID, c.path) != first && c.fileBytes != size:
 			t.Errorf("%s: size %d, want %d", c.path, c.fileBytes, size)
+		}
+	}
+}
+
+// In a source that holds code, its documentation counts ×docsBesideCode
+// unless the question asks for documentation; in a source of notes (no
+// code) the same document keeps its score. With the unit index and
+// without it.
+func TestDocsBesideCode(t *testing.T) {
+	doc := "# Proxies\n\nProxies are read from the environment variables HTTP_PROXY and HTTPS_PROXY.\n"
+	env := newSearchEnv(t)
+	proj := env.folder("proj", "default", map[string]string{
+		"docs/proxies.md": doc,
+		"src/utils.py":    "def get_environ_proxies(url):\n    \"\"\"Return the proxies of the environment.\"\"\"\n    return {}\n",
+	})
+	notes := env.folder("notes", "default", map[string]string{"docs/proxies.md": doc})
+	scoreOf := func(res Ranked, src string) float64 {
+		t.Helper()
+		for _, h := range res.Hits {
+			if h.SourceID == src && h.Path == "docs/proxies.md" {
+				return h.Score
+			}
+		}
+		t.Fatalf("no docs/proxies.md of %s in %v", src, firstPaths(res.Hits, 10))
+		return 0
+	}
+	for _, noUnits := range []bool{false, true} {
+		env.engine.noUnits = noUnits
+		for _, tt := range []struct {
+			question string
+			ratio    float64
+		}{
+			{"proxies read from environment variables", docsBesideCode},
+			{"docs on proxies read from environment variables", 1},
+		} {
+			res := env.search(env.all, QueryRequest{Question: tt.question})
+			inCode, inNotes := scoreOf(res, proj), scoreOf(res, notes)
+			if math.Abs(inCode/inNotes-tt.ratio) > 1e-6 {
+				t.Errorf("unit index off %v, %q: the document scores %v beside code and %v in notes, a ratio of %v, want %v",
+					noUnits, tt.question, inCode, inNotes, inCode/inNotes, tt.ratio)
+			}
 		}
 	}
 }

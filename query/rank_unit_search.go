@@ -626,7 +626,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		case len(q.asked) > 0 && !q.asked[role]:
 			ff.role = otherRoles
 		case len(q.asked) == 0:
-			ff.role = e.prior
+			ff.role = e.prior * q.docsPrior(role, e.sourceID)
 		}
 		ff.conv[0] = cv.prior(&candidate{}, facts)
 		ff.conv[1] = cv.prior(&candidate{kind: sources.KindCode}, facts)

@@ -39,6 +39,8 @@ type Engine struct {
 	stats statsCache
 	stmts stmtCache
 	names nameCache
+	// codeSrc: the sources that hold code (rank_docs.go).
+	codeSrc codeSourceCache
 	// fileIdx is the file index (rank_file_index.go).
 	fileIdx fileIndexCache
 	warming sync.WaitGroup
@@ -152,6 +154,11 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return Ranked{}, err
 	}
 	q.asked = rolesAsked(&pq, norm.Filters)
+	if len(q.asked) == 0 {
+		if q.codeSources, err = e.codeSrc.get(ctx, tx, q.stats.generation); err != nil {
+			return Ranked{}, err
+		}
+	}
 	fe, err := e.fileEvidence(ctx, tx, q, &sf)
 	if err != nil {
 		return Ranked{}, err
@@ -242,6 +249,9 @@ type preparedQuery struct {
 	seq       []int32   // pq.seq
 	clauses   []clause
 	asked     map[string]bool // the roles the question asks for (rolesAsked)
+	// codeSources are the sources that hold code, when the question
+	// asks for no role (docsPrior).
+	codeSources map[string]bool
 }
 
 // prepareQuery looks up the statistics of the question's terms.
