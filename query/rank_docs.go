@@ -49,8 +49,10 @@ func (c *codeSourceCache) get(ctx context.Context, tx *sql.Tx, gen []byte) (map[
 	if c.sources != nil && bytes.Equal(c.generation, gen) {
 		return c.sources, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT source_id FROM files
-		WHERE status = 'indexed' AND kind = 'code' AND coalesce(role, '') IN ('', 'source')`)
+	// Per source, the walk of its files stops at the first with code:
+	// only a source without any reads all of its rows.
+	rows, err := tx.QueryContext(ctx, `SELECT s.id FROM sources s WHERE EXISTS (SELECT 1 FROM files f
+		WHERE f.source_id = s.id AND f.status = 'indexed' AND f.kind = 'code' AND coalesce(f.role, '') IN ('', 'source'))`)
 	if err != nil {
 		return nil, fmt.Errorf("search: sources with code: %w", err)
 	}
