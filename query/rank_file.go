@@ -45,8 +45,9 @@ import (
 // the measurements.
 
 // Role priors: how much a unit of each file role counts against the
-// implementation (source and documentation count 1). A question that asks
-// for a role (rolesAsked) takes the priors off.
+// implementation (source counts 1; documentation 1, or docsBesideCode in
+// a source that holds code: rank_docs.go). A question that asks for a
+// role (rolesAsked) takes the priors off.
 var rolePriors = map[string]float64{
 	"test":      0.5,
 	"example":   0.5,
