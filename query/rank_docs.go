@@ -9,8 +9,9 @@ import (
 	"sync"
 )
 
-// Documentation beside code. A source that holds code of its own (files
-// of role source and kind code: a repository, a project folder) also
+// Documentation beside code. A source that holds code of its own
+// (codeSourceFiles files or more of role source and kind code: a
+// repository, a project folder) also
 // holds its documentation: the user guide, the API reference, the
 // tutorial, which explain in the question's own words what the code
 // does. A question about that source ("where are proxies read from
@@ -21,6 +22,11 @@ import (
 // demoted: it is what there is to find. docs/search.md ("Roles") has the
 // measurements.
 const docsBesideCode = 0.75
+
+// codeSourceFiles is how many code files of role source make a source
+// one that holds code: a folder of notes with a script or two, or a
+// manual with its Makefile, make.bat and conf.py, does not.
+const codeSourceFiles = 5
 
 // docsPrior is the documentation prior of a unit of role role in source
 // src, for a question that asks for no role.
@@ -49,10 +55,11 @@ func (c *codeSourceCache) get(ctx context.Context, tx *sql.Tx, gen []byte) (map[
 	if c.sources != nil && bytes.Equal(c.generation, gen) {
 		return c.sources, nil
 	}
-	// Per source, the walk of its files stops at the first with code:
-	// only a source without any reads all of its rows.
-	rows, err := tx.QueryContext(ctx, `SELECT s.id FROM sources s WHERE EXISTS (SELECT 1 FROM files f
-		WHERE f.source_id = s.id AND f.status = 'indexed' AND f.kind = 'code' AND coalesce(f.role, '') IN ('', 'source'))`)
+	// Per source, the walk of its files stops at the codeSourceFiles-th
+	// with code: only a source with fewer reads all of its rows.
+	rows, err := tx.QueryContext(ctx, `SELECT s.id FROM sources s WHERE (SELECT count(*) FROM (SELECT 1 FROM files f
+		WHERE f.source_id = s.id AND f.status = 'indexed' AND f.kind = 'code' AND coalesce(f.role, '') IN ('', 'source')
+		LIMIT ?)) >= ?`, codeSourceFiles, codeSourceFiles)
 	if err != nil {
 		return nil, fmt.Errorf("search: sources with code: %w", err)
 	}

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -616,16 +617,24 @@ func TestFileSizesOfFilesWithoutCounts(t *testing.T) {
 
 // In a source that holds code, its documentation counts ×docsBesideCode
 // unless the question asks for documentation; in a source of notes (no
-// code) the same document keeps its score. With the unit index and
-// without it.
+// code) or of a manual with a few scripts, the same document keeps its
+// score. With the unit index and without it.
 func TestDocsBesideCode(t *testing.T) {
 	doc := "# Proxies\n\nProxies are read from the environment variables HTTP_PROXY and HTTPS_PROXY.\n"
+	code := func(n int, extra map[string]string) map[string]string {
+		files := map[string]string{"docs/proxies.md": doc}
+		for i := range n {
+			files[fmt.Sprintf("src/mod%d.py", i)] = fmt.Sprintf("def helper%d():\n    return %d\n", i, i)
+		}
+		maps.Copy(files, extra)
+		return files
+	}
 	env := newSearchEnv(t)
-	proj := env.folder("proj", "default", map[string]string{
-		"docs/proxies.md": doc,
-		"src/utils.py":    "def get_environ_proxies(url):\n    \"\"\"Return the proxies of the environment.\"\"\"\n    return {}\n",
-	})
-	notes := env.folder("notes", "default", map[string]string{"docs/proxies.md": doc})
+	proj := env.folder("proj", "default", code(codeSourceFiles-1, map[string]string{
+		"src/utils.py": "def get_environ_proxies(url):\n    \"\"\"Return the proxies of the environment.\"\"\"\n    return {}\n",
+	}))
+	notes := env.folder("notes", "default", code(0, nil))
+	manual := env.folder("manual", "default", code(codeSourceFiles-1, nil))
 	scoreOf := func(res Ranked, src string) float64 {
 		t.Helper()
 		for _, h := range res.Hits {
@@ -646,10 +655,10 @@ func TestDocsBesideCode(t *testing.T) {
 			{"docs on proxies read from environment variables", 1},
 		} {
 			res := env.search(env.all, QueryRequest{Question: tt.question})
-			inCode, inNotes := scoreOf(res, proj), scoreOf(res, notes)
-			if math.Abs(inCode/inNotes-tt.ratio) > 1e-6 {
-				t.Errorf("unit index off %v, %q: the document scores %v beside code and %v in notes, a ratio of %v, want %v",
-					noUnits, tt.question, inCode, inNotes, inCode/inNotes, tt.ratio)
+			inCode, inNotes, inManual := scoreOf(res, proj), scoreOf(res, notes), scoreOf(res, manual)
+			if math.Abs(inCode/inNotes-tt.ratio) > 1e-6 || math.Abs(inManual/inNotes-1) > 1e-6 {
+				t.Errorf("unit index off %v, %q: the document scores %v beside code, %v in notes and %v in a manual with scripts; want a ratio of %v beside code, 1 in the manual",
+					noUnits, tt.question, inCode, inNotes, inManual, tt.ratio)
 			}
 		}
 	}
