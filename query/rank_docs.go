@@ -11,10 +11,9 @@ import (
 
 // Documentation beside code. A source that holds code of its own
 // (codeSourceFiles files or more of role source and kind code: a
-// repository, a project folder) also
-// holds its documentation: the user guide, the API reference, the
-// tutorial, which explain in the question's own words what the code
-// does. A question about that source ("where are proxies read from
+// repository, a project folder) also holds its documentation: the user
+// guide, the API reference, the tutorial, which explain in the
+// question's own words what the code does. A question about that source ("where are proxies read from
 // environment variables") wants the code, so there documentation counts
 // ×docsBesideCode unless the question asks for it (roleWords: "docs",
 // "documentation", "readme", "tutorial", or a role filter). A source of
