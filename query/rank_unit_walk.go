@@ -1,0 +1,139 @@
+package query
+
+// unitWalk walks unit postings of an index within a scope.
+type unitWalk struct {
+	ix    *fileIndex
+	sf    *scopeFilter
+	keys  map[string]bool
+	scope []int8 // per file ref: 1 in scope, -1 out, 0 not yet known
+	nbF   int32  // base files
+	nbU   int32  // base units
+}
+
+func newUnitWalk(ix *fileIndex, sf *scopeFilter) *unitWalk {
+	w := &unitWalk{ix: ix, sf: sf, nbF: int32(len(ix.base.files)), nbU: int32(len(ix.base.units))}
+	w.scope = make([]int8, len(ix.base.files)+len(ix.delta.files))
+	if sf.pathKeys != nil {
+		w.keys = make(map[string]bool, len(sf.pathKeys))
+		for _, k := range sf.pathKeys {
+			w.keys[k] = true
+		}
+	}
+	return w
+}
+
+func (w *unitWalk) inScope(fref int32) bool {
+	switch w.scope[fref] {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	if int(fref) < int(w.nbF) && w.ix.dead[fref] || !w.sf.holdsFile(w.ix.entry(fref), w.keys) {
+		w.scope[fref] = -1
+		return false
+	}
+	w.scope[fref] = 1
+	return true
+}
+
+// part returns part i (0 base, 1 delta) with the offsets of its file and
+// unit refs.
+func (w *unitWalk) part(i int) (p *filePart, fileOff, unitOff int32) {
+	if i == 0 {
+		return w.ix.base, 0, 0
+	}
+	return w.ix.delta, w.nbF, w.nbU
+}
+
+// unit returns the unit of a unit ref.
+func (w *unitWalk) unit(uref int32) *unitEntry {
+	if uref >= w.nbU {
+		return &w.ix.delta.units[uref-w.nbU]
+	}
+	return &w.ix.base.units[uref]
+}
+
+// fileOf returns the file ref of a unit ref.
+func (w *unitWalk) fileOf(uref int32) int32 {
+	if uref >= w.nbU {
+		return w.nbF + w.ix.delta.units[uref-w.nbU].file
+	}
+	return w.ix.base.units[uref].file
+}
+
+// each calls fn with every posting of stem h in scope.
+func (w *unitWalk) each(h uint64, fn func(uref, fref int32, u *unitEntry, p unitPosting)) {
+	for i := range 2 {
+		part, fo, uo := w.part(i)
+		for _, p := range part.ustems[h] {
+			u := &part.units[p.unit]
+			fref := fo + u.file
+			if !w.inScope(fref) {
+				continue
+			}
+			fn(uo+p.unit, fref, u, p)
+		}
+	}
+}
+
+// join calls fn for every unit in scope that holds each of the stems,
+// with its postings of them in order.
+func (w *unitWalk) join(hs []uint64, fn func(uref, fref int32, u *unitEntry, ps []unitPosting)) {
+	ps := make([]unitPosting, len(hs))
+	for i := range 2 {
+		part, fo, uo := w.part(i)
+		lists := make([][]unitPosting, len(hs))
+		for k, h := range hs {
+			if lists[k] = part.ustems[h]; len(lists[k]) == 0 {
+				lists = nil
+				break
+			}
+		}
+		if lists == nil {
+			continue
+		}
+		at := make([]int, len(lists))
+	outer:
+		for at[0] < len(lists[0]) {
+			target := lists[0][at[0]].unit
+			for k := 1; k < len(lists); k++ {
+				l := lists[k]
+				for at[k] < len(l) && l[at[k]].unit < target {
+					at[k]++
+				}
+				if at[k] == len(l) {
+					break outer
+				}
+				if l[at[k]].unit > target {
+					// Move the first list up to it and start over.
+					t := l[at[k]].unit
+					for at[0] < len(lists[0]) && lists[0][at[0]].unit < t {
+						at[0]++
+					}
+					continue outer
+				}
+			}
+			for k := range lists {
+				ps[k] = lists[k][at[k]]
+			}
+			at[0]++
+			u := &part.units[target]
+			fref := fo + u.file
+			if w.inScope(fref) {
+				fn(uo+target, fref, u, ps)
+			}
+		}
+	}
+}
+
+// fileUnitRange returns a file's units [lo, hi) within its part and the
+// part's unit offset.
+func (w *unitWalk) fileUnitRange(fref int32) (lo, hi, off int32) {
+	if fref >= w.nbF {
+		r := w.ix.delta.fileUnits[fref-w.nbF]
+		return r[0], r[1], w.nbU
+	}
+	r := w.ix.base.fileUnits[fref]
+	return r[0], r[1], 0
+}
