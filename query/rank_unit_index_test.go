@@ -127,7 +127,8 @@ func TestUnitPagesAreExhaustive(t *testing.T) {
 	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
 	ctx := context.Background()
 	questions := []string{"buffer reader", "parse token stream", "merge segment index", "lock the queue", "cache", "tests for the reader",
-		"an example of the writer", `"reads the reader"`, "pkg3.ReaderStream0", "segment merge of the index cache lock"}
+		"an example of the writer", `"reads the reader"`, "pkg3.ReaderStream0", "segment merge of the index cache lock",
+		"the docs on writing a buffer"}
 	for _, limit := range []int{10, 5} {
 		for _, question := range questions {
 			req := QueryRequest{Question: question, Limit: limit}
