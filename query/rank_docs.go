@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/tychora/tychora/sources"
 )
 
 // Documentation beside code. A source that holds code of its own
@@ -36,7 +38,8 @@ func (q *preparedQuery) docsPrior(role, src string) float64 {
 	return 1
 }
 
-const roleDocumentation = "documentation"
+// roleDocumentation is the documentation role's name.
+const roleDocumentation = string(sources.RoleDocumentation)
 
 // codeSourceCache keeps the sources that hold code of their own, for the
 // last generation of the index searched.
