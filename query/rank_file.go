@@ -105,6 +105,52 @@ var roleWords = map[string]string{
 	"tutorial": roleDocumentation,
 }
 
+// askableRoles are the roles a question can ask for (roleWords); a
+// role's bit in a mask is 1 << its index.
+var askableRoles = []string{"test", "example", "testdata", "vendored", "generated", "minified", roleDocumentation}
+
+// roleBit is the bit of role in a mask of askableRoles, 0 for another.
+func roleBit(role string) uint8 {
+	if i := slices.Index(askableRoles, role); i >= 0 {
+		return 1 << i
+	}
+	return 0
+}
+
+// roleStems maps the stem of each of roleWords to its roles' bits.
+var roleStems = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for w, r := range roleWords {
+		m[string(sources.PorterStem([]byte(w)))] |= roleBit(r)
+	}
+	return m
+}()
+
+// namedRoles is the mask of the roles a name word (folded) of a path
+// names: its stem is a role word's ("testing", "vendor", "fixtures",
+// "doc"), or it is a word written together from "test" and more
+// ("testutil", "testhelpers", "testenv"). Such a file serves the role
+// from where it is (click/testing.py, Go's testing package, a command
+// that vendors modules): a question that asks for the role asks for it
+// too. Other role words begin too many other words ("special",
+// "sampler", "docstring") to count as prefixes.
+func namedRoles(w string) uint8 {
+	mask := roleStems[string(sources.PorterStem([]byte(w)))]
+	if len(w) > len("test") && strings.HasPrefix(w, "test") {
+		mask |= roleBit("test")
+	}
+	return mask
+}
+
+// askedMask is the mask of the roles in asked.
+func askedMask(asked map[string]bool) uint8 {
+	var m uint8
+	for r := range asked {
+		m |= roleBit(r)
+	}
+	return m
+}
+
 // rolesAsked lists the roles a question asks for, in its words or by
 // its role filter.
 func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
@@ -173,19 +219,20 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		if role == "" {
 			role = "source"
 		}
+		isAsked := asked[role] || a.facts.roles&q.askedMask != 0
 		switch {
 		case len(asked) == 0:
 			if d := definesName(q.pq.names, c); d > 0 {
 				s += d * defScale * defBoost * best
 			}
-		case asked[role] && titleNames(q.pq.names, c):
+		case isAsked && titleNames(q.pq.names, c):
 			// "tests for ParseIP": the test named for it (TestParseIP,
 			// test_parse_ip, ParseIP.test) is what the question wants.
 			s += namedTestBoost * best
 		}
 		s += a.nameShare * nameBoost * best
 		switch {
-		case len(asked) > 0 && !asked[role]:
+		case len(asked) > 0 && !isAsked:
 			s *= otherRoles
 		case len(asked) == 0:
 			if p, ok := rolePriors[role]; ok {

@@ -663,3 +663,33 @@ func TestDocsBesideCode(t *testing.T) {
 		}
 	}
 }
+
+// A question that asks for a role asks for the files whose names name
+// it too: a module of the source that serves tests (testing.py, a
+// testutil package) is not ranked down as "not a test". (Scaled by
+// otherRoles, testing.py would rank below the test.)
+func TestFileNamedForAskedRole(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("proj", "default", map[string]string{
+		"src/pkg/testing.py": "class Runner:\n    \"\"\"Invoke a command in tests and capture its output.\n\n    The output of a command invoked in tests is captured.\"\"\"\n\n    def invoke(self, cli):\n        return cli()\n",
+		"src/pkg/core.py":    "class Command:\n    \"\"\"A command line command.\"\"\"\n\n    def main(self):\n        return 0\n",
+		"tests/test_core.py": "def test_main():\n    \"\"\"Invoke a command and capture its output.\"\"\"\n    assert Command().main() == 0\n",
+	})
+	for _, noUnits := range []bool{false, true} {
+		env.engine.noUnits = noUnits
+		res := env.search(env.all, QueryRequest{Question: "invoke a command in tests and capture its output"})
+		if got := firstPaths(res.Hits, 3); len(got) == 0 || got[0] != "src/pkg/testing.py" {
+			t.Errorf("unit index off %v: first hits %v, want src/pkg/testing.py first", noUnits, got)
+		}
+	}
+	for w, want := range map[string]uint8{
+		"testing": roleBit("test"), "testutil": roleBit("test"), "tests": roleBit("test"),
+		"vendor": roleBit("vendored"), "fixtures": roleBit("testdata"), "examples": roleBit("example"),
+		"latest": 0, "contest": 0, "runner": 0, "test": roleBit("test"), "special": 0, "sampler": 0,
+		"doc": roleBit(roleDocumentation), "testdata": roleBit("test") | roleBit("testdata"),
+	} {
+		if got := namedRoles(w); got != want {
+			t.Errorf("namedRoles(%q) = %b, want %b", w, got, want)
+		}
+	}
+}

@@ -39,6 +39,9 @@ type pathFacts struct {
 	// platform, manifest and hidden are platformOf, manifestOf and
 	// hiddenOf; changelog is changelogOf for a file that is not code.
 	platform, manifest, hidden, changelog bool
+	// roles has the bit (roleBit) of each role the path's name words
+	// name (namedRoles).
+	roles uint8
 }
 
 // pathFactsCache keeps the facts of up to pathFactsEntries paths and
@@ -96,6 +99,7 @@ func newPathFacts(p string) *pathFacts {
 				f.nEnds += 2
 			}
 		}
+		f.roles |= namedRoles(w)
 		buf = append(buf[:0], w...)
 		if st := string(sources.PorterStem(buf)); !containsString(f.stems, st) {
 			f.stems = append(f.stems, st)

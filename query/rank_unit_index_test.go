@@ -116,6 +116,9 @@ func unitTree() map[string]string {
 			tree[fmt.Sprintf("pkg%d/testdata/%s.txt", i%6, c)] = fmt.Sprintf("%s %s %s %s\n", c, c, a, b)
 		}
 	}
+	// Source that serves tests, named for them (namedRoles).
+	tree["pkg2/testutil.go"] = "package pkg2\n\n// NewReader returns a reader of the buffer for tests.\nfunc NewReader() int { return 1 }\n"
+	tree["internal/testing/reader.go"] = "package testing\n\n// Reader reads the stream of a test: the reader of tests.\ntype Reader struct{}\n"
 	return tree
 }
 

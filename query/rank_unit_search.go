@@ -495,7 +495,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			role = "source"
 		}
 		switch {
-		case len(q.asked) > 0 && !q.asked[role]:
+		case len(q.asked) > 0 && !q.asked[role] && facts.roles&q.askedMask == 0:
 			ff.role = otherRoles
 		case len(q.asked) == 0:
 			ff.role = e.prior * q.docsPrior(role, e.sourceID)

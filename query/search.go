@@ -154,6 +154,7 @@ func (e *Engine) SearchNormalized(ctx context.Context, p workspace.Principal, no
 		return Ranked{}, err
 	}
 	q.asked = rolesAsked(&pq, norm.Filters)
+	q.askedMask = askedMask(q.asked)
 	if len(q.asked) == 0 {
 		if q.codeSources, err = e.codeSrc.get(ctx, tx, q.stats.generation); err != nil {
 			return Ranked{}, err
@@ -249,6 +250,9 @@ type preparedQuery struct {
 	seq       []int32   // pq.seq
 	clauses   []clause
 	asked     map[string]bool // the roles the question asks for (rolesAsked)
+	// askedMask has their bits (roleBit): a file whose name names one
+	// is asked for too (namedRoles).
+	askedMask uint8
 	// codeSources are the sources that hold code, when the question
 	// asks for no role (docsPrior).
 	codeSources map[string]bool
