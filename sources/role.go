@@ -462,3 +462,50 @@ func docName(base string) bool {
 	}
 	return !hasExt || stem == strings.ToUpper(stem)
 }
+
+// InlineTest reports whether a unit of a source file is a test written
+// beside the code it tests, so that a search ranks it as a test while
+// its file stays source: in Rust, an item under a test attribute
+// (#[test], #[cfg(test)], #[tokio::test], #[rstest], ...) or anything in
+// a module named tests or test (the #[cfg(test)] module of a crate's
+// files). headings are the unit's enclosing declarations with its own
+// last, text its lines. Other languages keep their tests in files of
+// their own (DetectRole) and have none.
+func InlineTest(language string, headings []string, text string) bool {
+	if language != "rust" {
+		return false
+	}
+	for _, h := range headings {
+		if h == "mod tests" || h == "mod test" || strings.HasSuffix(h, " mod tests") || strings.HasSuffix(h, " mod test") {
+			return true
+		}
+	}
+	// The attributes above the item, skipping blank lines and comments;
+	// a unit starts at its item's first attribute or doc comment.
+	for n, rest := 0, text; rest != "" && n < inlineTestLines; n++ {
+		line, next, _ := strings.Cut(rest, "\n")
+		rest = next
+		l := strings.TrimSpace(line)
+		switch {
+		case l == "" || strings.HasPrefix(l, "//"):
+		case strings.HasPrefix(l, "#["):
+			if rustTestAttribute(l) {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// inlineTestLines bounds the lines InlineTest reads from a unit's top.
+const inlineTestLines = 32
+
+// rustTestAttribute reports whether an attribute line marks a test or
+// code compiled only for tests.
+func rustTestAttribute(l string) bool {
+	return strings.HasPrefix(l, "#[test]") || strings.HasPrefix(l, "#[cfg(test)]") ||
+		strings.HasPrefix(l, "#[rstest") || strings.HasPrefix(l, "#[test_case") ||
+		strings.Contains(l, "::test]") || strings.Contains(l, "::test(")
+}

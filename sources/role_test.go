@@ -380,3 +380,66 @@ func TestBenchRolesMigration(t *testing.T) {
 		t.Error("a.go lost its role")
 	}
 }
+
+// The units of a Rust file that InlineTest takes for tests: the
+// #[cfg(test)] module and all in it, and items under a test attribute;
+// not the code they test, nor another language's function named test.
+func TestInlineTest(t *testing.T) {
+	src := `/// Parses a size.
+pub fn parse_size(s: &str) -> u64 {
+    s.len() as u64
+}
+
+#[cfg(test)]
+#[test]
+fn test_parse_size() {
+    assert_eq!(parse_size("ab"), 2);
+}
+
+#[tokio::test]
+async fn fetches() {
+    run().await;
+}
+
+#[derive(Debug)]
+pub struct Size(u64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn helper() -> u64 {
+        parse_size("x")
+    }
+
+    #[test]
+    fn one() {
+        assert_eq!(helper(), 1);
+    }
+}
+`
+	ex, err := newCodeExtractor(LangRust).Extract("lib.rs", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, u := range ex.Units {
+		if u.Text != "" {
+			got[u.Title] = InlineTest("rust", u.HeadingPath, u.Text)
+		}
+	}
+	want := map[string]bool{"pub fn parse_size": false, "fn test_parse_size": true, "async fn fetches": true,
+		"pub struct Size": false, "mod tests": true}
+	for title, w := range want {
+		if g, ok := got[title]; !ok || g != w {
+			t.Errorf("%s: inline test %v (a unit: %v), want %v; units %v", title, g, ok, w, got)
+		}
+	}
+	// A unit of a larger module is titled for its item, under the module.
+	if !InlineTest("rust", []string{"mod tests", "fn helper"}, "fn helper() -> u64 {\n    1\n}\n") {
+		t.Error("a function of mod tests is not an inline test")
+	}
+	if InlineTest("python", []string{"def test_parse"}, "def test_parse():\n    pass\n") {
+		t.Error("a Python function is an inline test")
+	}
+}
