@@ -142,6 +142,19 @@ func namedRoles(w string) uint8 {
 	return mask
 }
 
+// unitRole is the role a unit ranks as: its file's, or test for a test
+// written inside a source file (sources.InlineTest: Rust's #[test]
+// functions and #[cfg(test)] modules).
+func (c *candidate) unitRole() string {
+	switch {
+	case c.role == "":
+		return string(sources.RoleSource)
+	case c.role == string(sources.RoleSource) && c.kind == sources.KindCode && sources.InlineTest(c.language, c.headings, c.text):
+		return string(sources.RoleTest)
+	}
+	return c.role
+}
+
 // askedMask is the mask of the roles in asked.
 func askedMask(asked map[string]bool) uint8 {
 	var m uint8
@@ -215,10 +228,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 	for _, c := range cands {
 		a := files[fileKey{c.sourceID, c.path}]
 		s := c.score + fileWeight*a.score
-		role := c.role
-		if role == "" {
-			role = "source"
-		}
+		role := c.unitRole()
 		isAsked := asked[role] || a.facts.roles&q.askedMask != 0
 		switch {
 		case len(asked) == 0:

@@ -693,3 +693,40 @@ func TestFileNamedForAskedRole(t *testing.T) {
 		}
 	}
 }
+
+// A Rust test written inside the source file it tests ranks as a test:
+// after the implementation, unless the question asks for tests.
+func TestInlineTestsRankAsTests(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("crate", "default", map[string]string{
+		"src/format.rs": `/// Formats a hyperlink to a file for the terminal.
+pub fn format_hyperlink(path: &str) -> String {
+    format!("file://{}", path)
+}
+
+#[cfg(test)]
+#[test]
+fn test_format_hyperlink() {
+    // format a hyperlink to a file: the hyperlink format of the terminal
+    assert_eq!(format_hyperlink("/a"), "file:///a");
+    assert_eq!(format_hyperlink("/b"), "file:///b");
+}
+`,
+	})
+	for _, noUnits := range []bool{false, true} {
+		env.engine.noUnits = noUnits
+		for question, want := range map[string]string{
+			"format a hyperlink to a file for the terminal": "pub fn format_hyperlink",
+			"tests of the hyperlink format":                 "fn test_format_hyperlink",
+		} {
+			res := env.search(env.all, QueryRequest{Question: question})
+			if len(res.Hits) == 0 || res.Hits[0].Title != want {
+				var got []string
+				for _, h := range res.Hits[:min(3, len(res.Hits))] {
+					got = append(got, fmt.Sprintf("%s %v", h.Title, h.Score))
+				}
+				t.Errorf("unit index off %v, %q: first hits %v, want %s first", noUnits, question, got, want)
+			}
+		}
+	}
+}

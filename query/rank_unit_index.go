@@ -64,6 +64,7 @@ const (
 	unitCode    = 1 << iota // a code unit
 	unitImports             // a code unit of imports (conventions' importsPrior applies)
 	unitInexact             // a count reached its limit
+	unitTest                // a test inside a source file (candidate.unitRole)
 )
 
 // Unit columns, in unitEntry.lens.
@@ -169,6 +170,9 @@ func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
 	u := unitEntry{seq: c.seq, file: file, lens: uc.count(c)}
 	if c.kind == sources.KindCode {
 		u.flags |= unitCode
+		if f := &p.files[file]; (f.role == "" || f.role == string(sources.RoleSource)) && sources.InlineTest(f.language, c.headings, c.text) {
+			u.flags |= unitTest
+		}
 		if c.title == "imports" && importsShare(c.text) >= importsFull {
 			u.flags |= unitImports
 		}

@@ -116,6 +116,15 @@ func unitTree() map[string]string {
 			tree[fmt.Sprintf("pkg%d/testdata/%s.txt", i%6, c)] = fmt.Sprintf("%s %s %s %s\n", c, c, a, b)
 		}
 	}
+	// Rust source with its tests inside (candidate.unitRole).
+	var rs strings.Builder
+	rs.WriteString("/// Reads the buffer of a reader.\npub fn read_buffer(reader: &[u8]) -> usize {\n    reader.len()\n}\n\n")
+	rs.WriteString("#[cfg(test)]\n#[test]\nfn reader_buffer_read() {\n    // reader buffer reader buffer\n    assert_eq!(read_buffer(b\"reader\"), 6);\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n")
+	for j := range 12 {
+		fmt.Fprintf(&rs, "    #[test]\n    fn reader_%d() {\n        // the reader reads the buffer of the stream %d\n        let buffer = vec![0u8; %d];\n        assert_eq!(read_buffer(&buffer), %d);\n    }\n\n", j, j, j, j)
+	}
+	rs.WriteString("}\n")
+	tree["crates/reader/src/lib.rs"] = rs.String()
 	// Source that serves tests, named for them (namedRoles).
 	tree["pkg2/testutil.go"] = "package pkg2\n\n// NewReader returns a reader of the buffer for tests.\nfunc NewReader() int { return 1 }\n"
 	tree["internal/testing/reader.go"] = "package testing\n\n// Reader reads the stream of a test: the reader of tests.\ntype Reader struct{}\n"

@@ -483,7 +483,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		}
 		sc.filesSet = append(sc.filesSet, fref)
 		e := ix.entry(fref)
-		*ff = unitFile{set: true, role: 1}
+		*ff = unitFile{set: true, role: 1, testRole: 1}
 		if row := fs.slots[fref] - 1; row >= 0 {
 			fs.rowTF(int(row), tf, ptf)
 			ff.f = q.fileScore(tf, ptf, e.bytes)
@@ -499,6 +499,14 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			ff.role = otherRoles
 		case len(q.asked) == 0:
 			ff.role = e.prior * q.docsPrior(role, e.sourceID)
+		}
+		// Its inline tests (unitTest) rank as tests (candidate.unitRole).
+		test := string(sources.RoleTest)
+		switch {
+		case len(q.asked) > 0 && !q.asked[test] && facts.roles&q.askedMask == 0:
+			ff.testRole = otherRoles
+		case len(q.asked) == 0:
+			ff.testRole = rolePrior(test) * q.docsPrior(test, e.sourceID)
 		}
 		ff.conv[0] = cv.prior(&candidate{}, facts)
 		ff.conv[1] = cv.prior(&candidate{kind: sources.KindCode}, facts)
@@ -516,6 +524,10 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		if u.flags&unitCode != 0 {
 			conv = ff.conv[1]
 		}
+		role := ff.role
+		if u.flags&unitTest != 0 {
+			role = ff.testRole
+		}
 		if u.flags&unitImports != 0 {
 			conv *= importsPrior
 		}
@@ -525,7 +537,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			his[i] = math.Inf(-1)
 			continue
 		}
-		lo := (t + fileWeight*ff.f + ff.name*nameBoost*bestLo) * ff.role * conv
+		lo := (t + fileWeight*ff.f + ff.name*nameBoost*bestLo) * role * conv
 		if m == matchMaybe {
 			lo = 0
 		}
@@ -533,10 +545,10 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		switch {
 		case len(q.asked) == 0 && sc.titled[uref]:
 			d = defScale * defBoost * bestHi
-		case len(q.asked) > 0 && ff.role == 1:
+		case len(q.asked) > 0 && role == 1:
 			d = namedTestBoost * bestHi
 		}
-		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + ff.name*nameBoost*bestHi) * ff.role * conv
+		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + ff.name*nameBoost*bestHi) * role * conv
 		if u.flags&unitInexact != 0 {
 			hi = math.Inf(1)
 		}
@@ -627,8 +639,10 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 type unitFile struct {
 	set           bool
 	f, name, role float64
-	conv          [2]float64
-	lo            [4]float64
+	// testRole is role for the file's inline tests (unitTest).
+	testRole float64
+	conv     [2]float64
+	lo       [4]float64
 }
 
 // floatHeap is a min-heap of float64.
