@@ -74,7 +74,7 @@ func ValidRole(s string) bool {
 //  7. documentation: prose (markdown, reStructuredText, AsciiDoc, Org,
 //     LaTeX, .txt); README, CHANGELOG, LICENSE, ... (in capitals or
 //     without an extension) and any file that is not code under docs/
-//     or doc/
+//     or doc/; a manual page (roff that begins with .TH or .Dd)
 //  8. source: everything else.
 func DetectRole(p string, head []byte, language string) Role {
 	p = strings.Trim(strings.ReplaceAll(p, "\\", "/"), "/")
@@ -105,7 +105,7 @@ func DetectRole(p string, head []byte, language string) Role {
 	if anyDir(dirs, exampleDirs) || strings.Contains(lowerBase, ".stories.") {
 		return RoleExample
 	}
-	if documentation(dirs, base, lowerBase, language) {
+	if documentation(dirs, base, lowerBase, language) || language == "" && manPage(head) {
 		return RoleDocumentation
 	}
 	return RoleSource
@@ -449,6 +449,24 @@ func documentation(dirs []string, base, lowerBase, language string) bool {
 	}
 	return anyDir(dirs, docDirs)
 }
+
+// manPage reports a Unix manual page by its head: roff whose first lines
+// hold the page's title request (.TH, or .Dd of mdoc), as jq.1.prebuilt,
+// git's Documentation/*.1 or a project's man/foo.8 begin. Its name says
+// little (a section number, often with .in or .prebuilt after it).
+func manPage(head []byte) bool {
+	for n, rest := 0, head; len(rest) > 0 && n < manPageLines; n++ {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if bytes.HasPrefix(line, []byte(".TH ")) || bytes.HasPrefix(line, []byte(".Dd ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// manPageLines is how many lines of a head manPage reads.
+const manPageLines = 20
 
 // docName reports a project document by name: README, LICENSE,
 // CHANGELOG, ... written in capitals or without an extension (README,
