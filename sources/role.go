@@ -67,9 +67,9 @@ func ValidRole(s string) bool {
 //  5. test: the language's test file names (foo_test.go, test_foo.py,
 //     conftest.py, foo.spec.ts, FooTest.java, foo_spec.rb, ...) or a test
 //     folder (test, tests, __tests__, spec, benches, bench, benchmarks,
-//     Foo.Tests, ...: benchmarks exercise the code as tests do); a Go
-//     example file (example_test.go, or a _test.go file whose head has
-//     examples and no tests) is an example
+//     Foo.Tests, src/jvmTest, ...: benchmarks exercise the code as tests
+//     do); a Go example file (example_test.go, or a _test.go file whose
+//     head has examples and no tests) is an example
 //  6. example: a folder examples, example, samples, demo, ...; *.stories.*
 //  7. documentation: prose (markdown, reStructuredText, AsciiDoc, Org,
 //     LaTeX, .txt); README, CHANGELOG, LICENSE, ... (in capitals or
@@ -99,7 +99,7 @@ func DetectRole(p string, head []byte, language string) Role {
 	if goExample(lowerBase, head, language) {
 		return RoleExample
 	}
-	if testFile(base, lowerBase, language) || testDirs(dirs, language) {
+	if testFile(base, lowerBase, language) || testDirs(dirs, language) || testSourceSet(p) {
 		return RoleTest
 	}
 	if anyDir(dirs, exampleDirs) || strings.Contains(lowerBase, ".stories.") {
@@ -131,6 +131,26 @@ var testDirNames = map[string]bool{
 	"test": true, "tests": true, "__tests__": true, "__mocks__": true, "spec": true, "specs": true,
 	"benches": true, "bench": true, "benchmark": true, "benchmarks": true, "e2e": true, "androidtest": true, "integrationtest": true, "integration_tests": true,
 	"integration-tests": true, "unit_tests": true, "unittests": true,
+}
+
+// testSourceSet reports a path in a Gradle source set of tests other than
+// the ones testDirNames names: src/<name>Test/, as Kotlin Multiplatform
+// names them (commonTest, jvmTest, appleTest, nonJvmTest), where helpers
+// and fakes sit beside the test classes without a test's name.
+func testSourceSet(p string) bool {
+	for rest := p; ; {
+		i := strings.Index(rest, "src/")
+		if i < 0 {
+			return false
+		}
+		if i == 0 || rest[i-1] == '/' {
+			set, _, found := strings.Cut(rest[i+len("src/"):], "/")
+			if found && len(set) > len("Test") && strings.HasSuffix(set, "Test") && set[0] >= 'a' && set[0] <= 'z' {
+				return true
+			}
+		}
+		rest = rest[i+len("src/"):]
+	}
 }
 
 // testDirSuffixes mark .NET test projects (Foo.Tests, Foo.UnitTests).
@@ -355,7 +375,7 @@ func testPath(p, language string) bool {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		dirs = strings.Split(strings.ToLower(p[:i]), "/")
 	}
-	return testFile(base, strings.ToLower(base), language) || testDirs(dirs, language)
+	return testFile(base, strings.ToLower(base), language) || testDirs(dirs, language) || testSourceSet(p)
 }
 
 func testDirs(dirs []string, language string) bool {

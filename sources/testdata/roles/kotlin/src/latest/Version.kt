@@ -1,0 +1,3 @@
+package acme
+
+const val VERSION = 1

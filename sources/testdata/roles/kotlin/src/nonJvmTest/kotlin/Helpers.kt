@@ -1,0 +1,3 @@
+package acme
+
+fun helper() = 1
