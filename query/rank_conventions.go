@@ -134,7 +134,13 @@ func changelogOf(p, kind string) bool {
 	if i := strings.IndexByte(base, '.'); i > 0 {
 		base = base[:i]
 	}
-	if changelogNames[strings.ToLower(base)] {
+	lower := strings.ToLower(base)
+	if changelogNames[lower] {
+		return true
+	}
+	// An older or a version's log: ChangeLog-old.md, CHANGES-2.x.txt,
+	// HISTORY_v1.rst (not history-api.md).
+	if i := strings.IndexAny(lower, "-_"); i > 0 && changelogNames[lower[:i]] && changelogSuffix(lower[i+1:]) {
 		return true
 	}
 	for _, d := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
@@ -143,6 +149,18 @@ func changelogOf(p, kind string) bool {
 		}
 	}
 	return false
+}
+
+// changelogSuffix reports whether what follows a change log's name
+// marks an older or a version's log: old, archive, legacy, or a version
+// (2, 2.x, v1).
+func changelogSuffix(s string) bool {
+	switch s {
+	case "old", "archive", "archived", "legacy":
+		return true
+	}
+	s = strings.TrimPrefix(s, "v")
+	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
 // platformOf reports whether a path names a platform in its file name's

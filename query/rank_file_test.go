@@ -552,6 +552,9 @@ func TestChangelogOf(t *testing.T) {
 		{"docs/whatsnew/3.12.rst", sources.KindText, true}, {"changelog.d/123.bugfix.md", sources.KindMarkdown, true},
 		{"src/history.ts", sources.KindCode, false}, {"docs/history-api.md", sources.KindMarkdown, false},
 		{"README.md", sources.KindMarkdown, false}, {"changes/detector.go", sources.KindCode, false},
+		{"doc/ChangeLog-old.md", sources.KindMarkdown, true}, {"CHANGES-2.x.txt", sources.KindText, true},
+		{"HISTORY_v1.rst", sources.KindText, true}, {"news-feed.md", sources.KindMarkdown, false},
+		{"changes_api.md", sources.KindMarkdown, false},
 	} {
 		if got := changelogOf(tt.path, tt.kind); got != tt.want {
 			t.Errorf("changelogOf(%q, %s) = %v, want %v", tt.path, tt.kind, got, tt.want)
