@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "3" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals, the C++ linkage guard of C headers, braces of #else branches
+	codeExtractorVersion = "4" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals, the C++ linkage guard of C headers, braces of #else branches; 4: conditional directives (#if, #endif, #region) neither title nor cut declarations
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.
@@ -245,6 +245,68 @@ func (c *codeScan) complete(j, depth int) bool {
 	return true
 }
 
+// directive reports whether line j is a preprocessor directive.
+func (c *codeScan) directive(j int) bool {
+	return c.lang.preproc && !c.info[j].inStr && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(c.lines[j], bom)), "#")
+}
+
+// opening reports whether directive line j opens a conditional block or
+// a region.
+func (c *codeScan) opening(j int) bool {
+	w := c.directiveWord(j)
+	return w == "if" || w == "ifdef" || w == "ifndef" || w == "region"
+}
+
+// directiveWord is the word of directive line j (if, endif, define, ...).
+func (c *codeScan) directiveWord(j int) string {
+	w := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(c.lines[j], bom)), "#"))
+	if i := strings.IndexAny(w, " \t("); i >= 0 {
+		w = w[:i]
+	}
+	return w
+}
+
+// conditionalStmt reports whether a statement is one conditional
+// directive (and the comments before it).
+func (c *codeScan) conditionalStmt(st stmt) bool {
+	return st.decl >= 0 && st.lastCode == st.decl && c.conditional(st.decl)
+}
+
+// conditional reports whether line j is a directive that declares
+// nothing: conditional compilation, regions, pragmas (not #define).
+func (c *codeScan) conditional(j int) bool {
+	if !c.directive(j) {
+		return false
+	}
+	switch c.directiveWord(j) {
+	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "region", "endregion", "pragma", "nullable", "line", "error", "warning":
+		return true
+	}
+	return false
+}
+
+// pastDirectives returns the first line of code in [k, hi) that is not a
+// preprocessor directive, or -1.
+func (c *codeScan) pastDirectives(k, hi int) int {
+	for ; k >= 0 && c.directive(k); k = c.nextCode(k+1, hi) {
+	}
+	return k
+}
+
+// openAcrossDirectives reports whether a statement begun at line seg,
+// which its code so far ends at line end, may go on past directives: it
+// does not begin with one, and no ';' or '}' ended it.
+func (c *codeScan) openAcrossDirectives(seg, end int) bool {
+	if !c.lang.preproc || c.directive(seg) {
+		return false
+	}
+	for j := end; j > seg && (c.directive(j) || !c.isCode(j)); j-- {
+		end = j - 1
+	}
+	li := c.info[end]
+	return li.last != ';' && li.last != '}'
+}
+
 // selfContained reports whether line j is complete by itself in a
 // language whose statements end with ';': preprocessor lines and PHP tags.
 func (c *codeScan) selfContained(j int) bool {
@@ -369,6 +431,12 @@ func (c *codeScan) segment(lo, hi, depth, base int) []stmt {
 			if k < 0 {
 				break
 			}
+			if k2 := c.pastDirectives(k, hi); k2 != k && k2 >= 0 && c.openAcrossDirectives(seg, end) && c.continues(k2, depth, base) {
+				// A declaration's header goes on past #if lines: a C# base
+				// list, an Allman brace after #endif.
+				end = k2
+				continue
+			}
 			if c.continues(k, depth, base) {
 				end = k
 				continue
@@ -461,6 +529,18 @@ func (c *codeScan) build(stmts []stmt, depth int, path []string, level int) {
 	code := func(int, int) string { return ChannelCode }
 	for k := 0; k < len(stmts); {
 		cls := c.classify(stmts[k], level == 0 && k == 0)
+		if c.conditionalStmt(stmts[k]) {
+			// #if, #region and their kin go with the statements after
+			// them: a run of imports under #if stays one unit of imports.
+			for j := k + 1; j < len(stmts); j++ {
+				if !c.conditionalStmt(stmts[j]) {
+					if cj := c.classify(stmts[j], false); cj != stmtBlock {
+						cls = cj
+					}
+					break
+				}
+			}
+		}
 		if cls == stmtBlock {
 			st := stmts[k]
 			t := c.title(st)
@@ -471,8 +551,11 @@ func (c *codeScan) build(stmts []stmt, depth int, path []string, level int) {
 			continue
 		}
 		m := k + 1
-		for m < len(stmts) && c.classify(stmts[m], false) == cls {
+		for m < len(stmts) && (c.classify(stmts[m], false) == cls || c.conditionalStmt(stmts[m])) {
 			m++
+		}
+		for m > k+1 && m < len(stmts) && c.conditionalStmt(stmts[m-1]) && c.opening(stmts[m-1].decl) {
+			m-- // an #if opening what follows goes with it
 		}
 		var t string
 		if cls == stmtHeader {
@@ -484,6 +567,9 @@ func (c *codeScan) build(stmts []stmt, depth int, path []string, level int) {
 				if size > titleMax {
 					titles = append(titles, "") // joinTitles stops before it
 					break
+				}
+				if m-k > 1 && st.decl >= 0 && c.conditional(st.decl) {
+					continue // #endif names nothing beside a declaration
 				}
 				t := c.title(st)
 				titles = append(titles, t)
@@ -578,10 +664,11 @@ func (c *codeScan) splitContainer(st stmt, depth int, path []string, title strin
 	if first < 0 {
 		return false
 	}
-	for k := first; k >= 0 && c.prefixLine(k); {
-		// Members are indented like the first one that is not a label or
-		// an annotation.
-		if k = c.nextCode(k+1, bodyEnd); k >= 0 && !c.prefixLine(k) {
+	for k := first; k >= 0 && (c.prefixLine(k) || c.directive(k)); {
+		// Members are indented like the first one that is not a label,
+		// an annotation or a preprocessor directive (written at the
+		// margin: #if, #region).
+		if k = c.nextCode(k+1, bodyEnd); k >= 0 && !c.prefixLine(k) && !c.directive(k) {
 			first = k
 		}
 	}

@@ -199,3 +199,38 @@ func TestCodeFacets(t *testing.T) {
 		}
 	}
 }
+
+// Conditional directives title and cut nothing: a class whose base list
+// has an #if keeps its own title and its members theirs, and imports
+// under #if stay one unit (Newtonsoft.Json's JContainer had been one
+// statement titled #endif).
+func TestCodeConditionalDirectives(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\ufeff#region License\n// Copyright.\n#endregion\n\nusing System;\n#if HAVE_LINQ\nusing System.Linq;\n#else\nusing Bridge;\n#endif\n\nnamespace N\n{\n")
+	b.WriteString("    public abstract class JContainer : JToken, IList<JToken>\n#if HAVE_MODEL\n        , ITypedList\n#endif\n    {\n")
+	b.WriteString("#if HAVE_MODEL\n        private int _model;\n#endif\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "        /// <summary>Member %d of the container.</summary>\n        public void Member%d(object content)\n        {\n            Add(content, %d);\n        }\n\n", i, i, i)
+	}
+	b.WriteString("        public void Merge(object content)\n        {\n            MergeItem(content);\n        }\n    }\n}\n")
+	in := b.String()
+	ex, err := newCodeExtractor("csharp").Extract("JContainer.cs", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkUnits(in, ex, true); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]bool{}
+	for _, u := range ex.Units[1:] {
+		titles[u.Title] = true
+		if strings.HasPrefix(u.Title, "#") {
+			t.Errorf("a unit titled %q (lines %d-%d)", u.Title, u.StartLine, u.EndLine)
+		}
+	}
+	for _, want := range []string{"imports", "public abstract class JContainer : JToken, IList<JToken>", "public void Merge", "public void Member7"} {
+		if !titles[want] {
+			t.Errorf("no unit titled %q; titles %v", want, titlesOf(ex))
+		}
+	}
+}

@@ -15,7 +15,7 @@ func (c *codeScan) title(st stmt) string {
 	line := c.lines[st.decl]
 	if c.lang.fam == famBrace && !strings.ContainsAny(line, "({=;#") {
 		// "static int" above "add(int a, int b)": name it by both lines.
-		if k := c.nextCode(st.decl+1, st.to); k > 0 && c.info[k].startDepth == c.info[st.decl].startDepth && c.info[k].first != '{' {
+		if k := c.nextCode(st.decl+1, st.to); k > 0 && c.info[k].startDepth == c.info[st.decl].startDepth && c.info[k].first != '{' && !c.directive(k) {
 			line = strings.TrimSpace(line) + " " + strings.TrimSpace(c.lines[k])
 		}
 	}

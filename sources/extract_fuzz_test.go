@@ -83,6 +83,7 @@ func FuzzExtractCode(f *testing.F) {
 			"", "}", "{", "'", "\"", "`", "/*", "\"\"\"", "r#\"", "<<EOF\n", "@x\n", "class A {\n",
 			"class A:\n  def f(self):\n    pass\n", "fn f() {\n}\n}\n}", "a /* b\n c */ d\n", "if x; then\nfi\nfi",
 			"x\n" + strings.Repeat("f(a,b);", 800) + "\n}",
+			"\ufeff#region R\nusing A;\n#if X\nclass C : B\n#if Y\n, I\n#endif\n{\n#if Z\nint x;\n#endif\n}\n#endregion\n",
 		} {
 			f.Add(byte(i), s)
 		}
