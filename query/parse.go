@@ -105,6 +105,9 @@ type qname struct {
 const (
 	weightPart  = 1.0
 	weightWhole = 1.0
+	// weightFoundPart scales a part's weight when the index holds its
+	// identifier as written (foundParts).
+	weightFoundPart = 0.5
 )
 
 // parseQuestion turns a question into terms and phrases. It never fails:

@@ -172,3 +172,38 @@ abatement abilities absolutely sky skies dying lying agreement multidimensional
 naïve café Ångström Übermaß ÉCOLE façade µm ϵ déjà-vu niño Łódź İstanbul ﬁnance
 日本語のテキスト 中文 한국어 Ελληνικά Русский текст عربي עברית हिन्दी
 x86_64 __init__ snake_case_name CamelCaseName HTTP2Server utf8Decode 3.14 1,000 C++ p53/MDM2 IL-10 5'-UTR`
+
+// The parts of an identifier the index holds as written weigh half: its
+// whole form finds it. Those of one it lacks, and a part that is also a
+// plain word of the question, weigh fully.
+func TestFoundParts(t *testing.T) {
+	weights := func(q string, df map[string]int64) map[string]float64 {
+		pq := parseQuestion(q)
+		out := map[string]float64{}
+		for _, st := range scoringTerms(&pq, corpusStats{n: 1000}, df) {
+			out[st.stem] = st.weight
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		q    string
+		df   map[string]int64
+		want map[string]float64
+	}{
+		{"clpC sporulation", map[string]int64{"clpc": 3, "clp": 10, "c": 400, "sporul": 5},
+			map[string]float64{"clpc": 1, "clp": 0.5, "c": 0.5, "sporul": 1}},
+		{"parseHttpRequest", map[string]int64{"parse": 50, "http": 80, "request": 90},
+			map[string]float64{"parsehttprequest": 1, "pars": 1, "http": 1, "request": 1}},
+		{"parse ParseIP", map[string]int64{"parseip": 2, "pars": 50, "ip": 30},
+			map[string]float64{"pars": 2, "parseip": 1, "ip": 0.5}},
+		{"ParseIP parseHTTP", map[string]int64{"parseip": 2, "pars": 50, "ip": 30, "http": 80},
+			map[string]float64{"pars": 2, "parseip": 1, "ip": 0.5, "parsehttp": 1, "http": 1}},
+	} {
+		got := weights(tt.q, tt.df)
+		for stem, w := range tt.want {
+			if got[stem] != w {
+				t.Errorf("%q: %s weighs %v, want %v (all: %v)", tt.q, stem, got[stem], w, got)
+			}
+		}
+	}
+}

@@ -519,7 +519,32 @@ func scoringTerms(pq *parsedQuery, stats corpusStats, df map[string]int64) []ste
 		}
 		terms[i] = sterm{stem: t.stem, weight: w, df: d, idf: bm25IDF(stats.n, d), phrase: t.phrase}
 	}
+	foundParts(pq, df, terms)
 	return terms
+}
+
+// foundParts weighs the parts of an identifier the index holds as
+// written (one token: clpC, ParseIP) by weightFoundPart: its whole form
+// finds it, and its parts mostly find other things (Clp in a paper on
+// Clp proteins, every parse and ip). The parts of one the index lacks
+// (parseHttpRequest where the code says parse_http_request) keep their
+// weight: they are what finds it. A word that is also a plain word of
+// the question, or a part of a missing identifier, keeps its weight.
+func foundParts(pq *parsedQuery, df map[string]int64, terms []sterm) {
+	var found, missing []int
+	for _, g := range pq.groups {
+		if len(g.whole) == 1 && df[pq.terms[g.whole[0]].stem] > 0 {
+			found = append(found, g.parts...)
+		} else {
+			missing = append(missing, g.parts...)
+		}
+	}
+	slices.Sort(found)
+	for _, i := range slices.Compact(found) {
+		if pq.terms[i].kind == termPart && !slices.Contains(missing, i) {
+			terms[i].weight *= weightFoundPart
+		}
+	}
 }
 
 func stemsOf(terms []sterm) []string {
