@@ -506,10 +506,19 @@ func docName(base string) bool {
 // its file stays source: in Rust, an item under a test attribute
 // (#[test], #[cfg(test)], #[tokio::test], #[rstest], ...) or anything in
 // a module named tests or test (the #[cfg(test)] module of a crate's
-// files). headings are the unit's enclosing declarations with its own
-// last, text its lines. Other languages keep their tests in files of
-// their own (DetectRole) and have none.
+// files); in Zig, a test block (test "name" { ... }, test { ... }).
+// headings are the unit's enclosing declarations with its own last, text
+// its lines. Other languages keep their tests in files of their own
+// (DetectRole) and have none.
 func InlineTest(language string, headings []string, text string) bool {
+	if language == "zig" {
+		for _, h := range headings {
+			if h == "test" || strings.HasPrefix(h, "test ") {
+				return true
+			}
+		}
+		return false
+	}
 	if language != "rust" {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -438,6 +439,21 @@ mod tests {
 	// A unit of a larger module is titled for its item, under the module.
 	if !InlineTest("rust", []string{"mod tests", "fn helper"}, "fn helper() -> u64 {\n    1\n}\n") {
 		t.Error("a function of mod tests is not an inline test")
+	}
+	// Zig's test blocks, and not its functions.
+	zig := "const std = @import(\"std\");\n\npub fn add(a: i32, b: i32) i32 {\n    return a + b;\n}\n\ntest \"add works\" {\n    try std.testing.expect(add(1, 2) == 3);\n}\n\ntest {\n    _ = add;\n}\n"
+	zx, err := newCodeExtractor("zig").Extract("add.zig", zig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zgot := map[string]bool{}
+	for _, u := range zx.Units {
+		if u.Text != "" {
+			zgot[u.Title] = InlineTest("zig", u.HeadingPath, u.Text)
+		}
+	}
+	if !reflect.DeepEqual(zgot, map[string]bool{"imports": false, "pub fn add": false, "test \"add works\"": true, "test": true}) {
+		t.Errorf("zig units %v", zgot)
 	}
 	if InlineTest("python", []string{"def test_parse"}, "def test_parse():\n    pass\n") {
 		t.Error("a Python function is an inline test")
