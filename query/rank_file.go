@@ -117,25 +117,23 @@ func roleBit(role string) uint8 {
 	return 0
 }
 
-// roleStems maps the stem of each of roleWords to its roles' bits.
-var roleStems = func() map[string]uint8 {
-	m := map[string]uint8{}
-	for w, r := range roleWords {
-		m[string(sources.PorterStem([]byte(w)))] |= roleBit(r)
-	}
-	return m
-}()
-
 // namedRoles is the mask of the roles a name word (folded) of a path
-// names: its stem is a role word's ("testing", "vendor", "fixtures",
-// "doc"), or it is a word written together from "test" and more
-// ("testutil", "testhelpers", "testenv"). Such a file serves the role
-// from where it is (click/testing.py, Go's testing package, a command
-// that vendors modules): a question that asks for the role asks for it
-// too. Other role words begin too many other words ("special",
-// "sampler", "docstring") to count as prefixes.
+// names: it is a role word, one with an "s" more or less ("testing",
+// "fixtures", "vendor", "doc", "tutorials"), or a word written together
+// from "test" and more ("testutil", "testhelpers", "testenv"). Such a
+// file serves the role from where it is (click/testing.py, Go's testing
+// package, a command that vendors modules): a question that asks for the
+// role asks for it too. Stems would say too much ("general" and
+// "generic" stem as "generated" does), and other role words begin too
+// many other words ("special", "sampler", "docstring") to count as
+// prefixes.
 func namedRoles(w string) uint8 {
-	mask := roleStems[string(sources.PorterStem([]byte(w)))]
+	var mask uint8
+	for _, v := range [...]string{w, w + "s", strings.TrimSuffix(w, "s")} {
+		if r, ok := roleWords[v]; ok {
+			mask |= roleBit(r)
+		}
+	}
 	if len(w) > len("test") && strings.HasPrefix(w, "test") {
 		mask |= roleBit("test")
 	}

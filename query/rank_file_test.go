@@ -690,6 +690,7 @@ func TestFileNamedForAskedRole(t *testing.T) {
 		"vendor": roleBit("vendored"), "fixtures": roleBit("testdata"), "examples": roleBit("example"),
 		"latest": 0, "contest": 0, "runner": 0, "test": roleBit("test"), "special": 0, "sampler": 0,
 		"doc": roleBit(roleDocumentation), "testdata": roleBit("test") | roleBit("testdata"),
+		"general": 0, "generic": 0, "generator": 0, "tutorials": roleBit(roleDocumentation),
 	} {
 		if got := namedRoles(w); got != want {
 			t.Errorf("namedRoles(%q) = %b, want %b", w, got, want)
