@@ -419,16 +419,7 @@ mod tests {
     }
 }
 `
-	ex, err := newCodeExtractor(LangRust).Extract("lib.rs", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	for _, u := range ex.Units {
-		if u.Text != "" {
-			got[u.Title] = InlineTest("rust", u.HeadingPath, u.Text)
-		}
-	}
+	got := inlineTests(t, LangRust, "lib.rs", src)
 	want := map[string]bool{"pub fn parse_size": false, "fn test_parse_size": true, "async fn fetches": true,
 		"pub struct Size": false, "mod tests": true}
 	for title, w := range want {
@@ -442,20 +433,28 @@ mod tests {
 	}
 	// Zig's test blocks, and not its functions.
 	zig := "const std = @import(\"std\");\n\npub fn add(a: i32, b: i32) i32 {\n    return a + b;\n}\n\ntest \"add works\" {\n    try std.testing.expect(add(1, 2) == 3);\n}\n\ntest {\n    _ = add;\n}\n"
-	zx, err := newCodeExtractor("zig").Extract("add.zig", zig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zgot := map[string]bool{}
-	for _, u := range zx.Units {
-		if u.Text != "" {
-			zgot[u.Title] = InlineTest("zig", u.HeadingPath, u.Text)
-		}
-	}
+	zgot := inlineTests(t, "zig", "add.zig", zig)
 	if !reflect.DeepEqual(zgot, map[string]bool{"imports": false, "pub fn add": false, "test \"add works\"": true, "test": true}) {
 		t.Errorf("zig units %v", zgot)
 	}
 	if InlineTest("python", []string{"def test_parse"}, "def test_parse():\n    pass\n") {
 		t.Error("a Python function is an inline test")
 	}
+}
+
+// inlineTests extracts src and reports, by title, whether InlineTest
+// takes each leaf unit for a test.
+func inlineTests(t *testing.T, lang, name, src string) map[string]bool {
+	t.Helper()
+	ex, err := newCodeExtractor(lang).Extract(name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, u := range ex.Units {
+		if u.Text != "" {
+			got[u.Title] = InlineTest(lang, u.HeadingPath, u.Text)
+		}
+	}
+	return got
 }
