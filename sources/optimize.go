@@ -86,7 +86,12 @@ func (ix *Indexer) Optimize(ctx context.Context) (bool, error) {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'fts_churn'`); err != nil {
 		return false, fmt.Errorf("optimize index: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
+	done := ix.publish(ctx, tx)
+	err = tx.Commit()
+	if done != nil {
+		done(err == nil)
+	}
+	if err != nil {
 		return false, fmt.Errorf("optimize index: commit: %w", err)
 	}
 	return true, nil

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,14 @@ type Options struct {
 	DefaultExcludes []string
 	// Logger receives debug records; nil is silent.
 	Logger *slog.Logger
+	// Publish, when set, is called inside each transaction that changes
+	// the lexical index (a sync's apply of a revision, a merge), just
+	// before it commits, with that transaction; the function it returns,
+	// when not nil, is called with the outcome: after the commit with
+	// whether it succeeded. The owner builds the search's file index of
+	// the new generation there (query.Engine.PrepareCommit), holding the
+	// writer's lock while it does.
+	Publish func(ctx context.Context, tx *sql.Tx) (done func(committed bool))
 }
 
 // Indexer turns sources into evidence: it registers sources, walks them,

@@ -265,10 +265,26 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	if err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	var done func(bool)
+	if plan.newRevision {
+		done = ix.publish(ctx, tx)
+	}
+	err = tx.Commit()
+	if done != nil {
+		done(err == nil)
+	}
+	if err != nil {
 		return fmt.Errorf("apply revision: commit: %w", err)
 	}
 	return nil
+}
+
+// publish calls the Publish option, if any, in tx before it commits.
+func (ix *Indexer) publish(ctx context.Context, tx *sql.Tx) func(bool) {
+	if ix.opts.Publish == nil {
+		return nil
+	}
+	return ix.opts.Publish(ctx, tx)
 }
 
 // applyTx is one apply transaction: the plan it writes and what the steps
