@@ -141,6 +141,13 @@ type fileIndexCache struct {
 	// hold, when set (tests), is received from before a refresh behind
 	// the searches reads anything.
 	hold chan struct{}
+
+	// next is the index of the generation a writer is committing
+	// (PrepareCommit); epoch counts the indexes the cache was given, so
+	// that a refresh behind the searches that one given meanwhile made
+	// stale keeps nothing.
+	next  *pendingIndex
+	epoch uint64
 }
 
 // inlineRefreshFiles: an index of fewer files is refreshed by the first
@@ -164,7 +171,7 @@ const inlineRefreshFiles = 1000
 func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []byte, read time.Time) (*fileIndex, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.generation != nil && bytes.Equal(c.generation, gen) {
+	if c.generation != nil && bytes.Equal(c.generation, gen) || c.promote(gen) {
 		return c.index, nil
 	}
 	if c.life != nil && (c.behind || c.generation != nil && !c.small()) {
@@ -178,6 +185,7 @@ func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []b
 		return nil, err
 	}
 	c.generation, c.index = slices.Clone(gen), ix
+	c.epoch++
 	return ix, nil
 }
 
@@ -186,7 +194,7 @@ func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []b
 func (c *fileIndexCache) startBehind(e *Engine, old *fileIndex) {
 	c.behind, c.behindAt = true, time.Now()
 	c.done.Add(1)
-	go c.refreshBehind(e, old)
+	go c.refreshBehind(e, old, c.epoch)
 }
 
 // small reports whether the cached index is refreshed inline: it has
@@ -205,8 +213,9 @@ func (c *fileIndexCache) inlineLimit() int {
 }
 
 // refreshBehind refreshes old to the generation a new read transaction
-// sees, and keeps it unless the engine closed meanwhile.
-func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex) {
+// sees, and keeps it unless the engine closed meanwhile or the cache was
+// given another index since it started (epoch: PrepareCommit's).
+func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex, epoch uint64) {
 	defer c.done.Done()
 	gen, ix, err := func() ([]byte, *fileIndex, error) {
 		if c.hold != nil {
@@ -228,11 +237,13 @@ func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex) {
 	c.behind = false
 	// A failed refresh leaves the cache as it was: the next search of a
 	// new generation tries again.
-	if err == nil && !c.closed {
+	kept := err == nil && !c.closed && c.epoch == epoch
+	if kept {
 		c.generation, c.index = gen, ix
+		c.epoch++
 	}
 	c.mu.Unlock()
-	if err == nil && ix != nil && (old == nil || ix.base != old.base) {
+	if kept && ix != nil && (old == nil || ix.base != old.base) {
 		// Building a base whole leaves about twice its size in garbage
 		// (the postings' growth, the tokens' memo): give it back to the
 		// system now rather than keep it until the heap is scavenged.

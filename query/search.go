@@ -52,6 +52,9 @@ type Engine struct {
 	// unprepared, when set (tests), is called with the text of each
 	// statement a search prepares where it runs (search_stmt.go).
 	unprepared func(q string)
+	// writer is the writer's transaction PrepareCommit reads in, which
+	// runs the fixed statements unprepared (they are the readers').
+	writer atomic.Pointer[sql.Tx]
 }
 
 // Ranked is the ranked answer to a search, before run recording and budget

@@ -104,7 +104,7 @@ func (c *stmtCache) get(q string) *sql.Stmt {
 // query runs q with args in tx, prepared when it is one of the fixed
 // statements.
 func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	if st := e.stmts.get(q); st != nil {
+	if st := e.stmts.get(q); st != nil && e.writer.Load() != tx {
 		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	if e.unprepared != nil {
