@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -291,8 +292,20 @@ func (own *Owner) openStorage(ctx context.Context, s workspace.Settings) error {
 		MaxFileBytes:    s.MaxFileBytes,
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
+		Publish:         own.prepareCommit,
 	}))
 	return nil
+}
+
+// prepareCommit builds, in a writer's transaction about to commit, the
+// search's file index of the generation it holds
+// (query.Engine.PrepareCommit): the searches after the commit find it
+// ready.
+func (own *Owner) prepareCommit(ctx context.Context, tx *sql.Tx) func(bool) {
+	if own.engine == nil {
+		return nil
+	}
+	return own.engine.PrepareCommit(ctx, tx)
 }
 
 // openEngines makes the engines over storage: search, discover, inspect,

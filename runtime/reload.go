@@ -144,6 +144,7 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 			MaxFileBytes:    next.MaxFileBytes,
 			DefaultExcludes: next.DefaultExcludes,
 			Logger:          own.log,
+			Publish:         own.prepareCommit,
 		})
 	}
 	// What only a restart applies keeps its value in force.
