@@ -98,7 +98,6 @@ const unitFileBatch = 256
 // range of rows per file, keeps none (unitsOK false).
 func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart) error {
 	p.fileUnits = make([][2]int32, len(p.files))
-	p.ustems = map[uint64][]unitPosting{}
 	uc := newUnitCounter()
 	postings := 0
 	last := int32(-1)
@@ -159,7 +158,7 @@ func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart) error {
 	if last >= 0 {
 		p.fileUnits[last][1] = int32(len(p.units))
 	}
-	p.packUnits()
+	p.packUnits(uc)
 	p.unitsOK = true
 	return nil
 }
@@ -177,12 +176,12 @@ func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
 			u.flags |= unitImports
 		}
 	}
-	for i, h := range uc.order {
+	for i, st := range uc.order {
 		n := &uc.cnt[i]
 		if n[ucTitle] >= unitTitleMax || n[ucHeading] >= unitTitleMax || n[ucBody] >= unitBodyMax || n[ucCode] >= unitCodeMax {
 			u.flags |= unitInexact
 		}
-		p.ustems[h] = append(p.ustems[h], unitPosting{unit: id,
+		uc.lists[st] = append(uc.lists[st], unitPosting{unit: id,
 			body: uint16(min(n[ucBody], unitBodyMax)), code: uint8(min(n[ucCode], unitCodeMax)),
 			th: uint8(min(n[ucTitle], unitTitleMax)<<4 | min(n[ucHeading], unitTitleMax))})
 	}
@@ -191,73 +190,124 @@ func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
 	return len(uc.order)
 }
 
-// packUnits moves every stem's unit postings into one array.
-func (p *filePart) packUnits() {
-	n := 0
-	for _, ps := range p.ustems {
-		n += len(ps)
+// packUnits moves every stem's unit postings, as uc gathered them, into
+// one array, and maps each stem's hash to its own.
+func (p *filePart) packUnits(uc *unitCounter) {
+	n, stems := 0, 0
+	for _, ps := range uc.lists {
+		if len(ps) > 0 {
+			n += len(ps)
+			stems++
+		}
 	}
 	all := make([]unitPosting, 0, n)
-	for h, ps := range p.ustems {
+	p.ustems = make(map[uint64][]unitPosting, stems)
+	for st, ps := range uc.lists {
+		if len(ps) == 0 {
+			continue
+		}
 		start := len(all)
 		all = append(all, ps...)
-		p.ustems[h] = all[start:len(all):len(all)]
+		p.ustems[uc.hashes[st]] = all[start:len(all):len(all)]
+		uc.lists[st] = nil
 	}
 	p.units, p.unitFiles = slices.Clip(p.units), slices.Clip(p.unitFiles)
 }
 
 // unitCounter counts one unit's stems as the scorer counts them. It
 // memoizes each folded token's stem.
+//
+// Each stem has a number, dense from 0, the index of the slices below:
+// counting a token is one lookup in the memo, and the rest are slice
+// reads, where a map of the unit's stems and one of every stem's
+// postings cost the build twice as much (BenchmarkFileIndexBuild).
 type unitCounter struct {
-	memo  map[uint64]uint64 // folded token's hash → its stem's
-	slot  map[uint64]int32
-	order []uint64    // the unit's stems, in the order first counted
-	cnt   [][4]uint32 // their counts by unit column, as order
+	memo   map[uint64]int32 // folded token's hash → its stem's number
+	ids    map[uint64]int32 // stem's hash → its number
+	hashes []uint64         // each number's stem hash
+	// lists are each stem's postings (readUnits, addUnit).
+	lists [][]unitPosting
+	// seen is, for each stem, the unit that last counted it (unit); slot
+	// its place in order for that unit.
+	seen []int32
+	slot []int32
+	unit int32
+	// order are the unit's stems, in the order first counted; cnt their
+	// counts by unit column, as order.
+	order []int32
+	cnt   [][4]uint32
 	buf   []byte
+	// hot caches the memo, direct-mapped by the token's hash: the common
+	// tokens, most of a text's, are found there rather than in a map too
+	// large for the processor's caches.
+	hot [unitHotSlots]hotToken
+}
+
+// unitHotSlots is the size of unitCounter.hot (a power of two).
+const unitHotSlots = 1 << 13
+
+// hotToken is a token's hash and its stem's number; hash 0 is empty.
+type hotToken struct {
+	hash uint64
+	st   int32
 }
 
 // unitMemoMax bounds the memo of folded tokens; past it it starts over.
 const unitMemoMax = 1 << 18
 
 func newUnitCounter() *unitCounter {
-	return &unitCounter{memo: make(map[uint64]uint64, 1<<14), slot: make(map[uint64]int32, 256)}
+	return &unitCounter{memo: make(map[uint64]int32, 1<<14), ids: make(map[uint64]int32, 1<<14)}
 }
 
-// stem returns the hash of the stem of a folded token. The memo is keyed
-// by the token's own hash (as stems are held by theirs): no string is
-// made for a token seen before.
-func (uc *unitCounter) stem(tok []byte) uint64 {
+// stem returns the number of the stem of a folded token. The memo is
+// keyed by the token's own hash (as stems are held by theirs): no string
+// is made for a token seen before.
+func (uc *unitCounter) stem(tok []byte) int32 {
 	k := maphash.Bytes(tokenSeed, tok)
-	if h, ok := uc.memo[k]; ok {
-		return h
+	hot := &uc.hot[k&(unitHotSlots-1)]
+	if hot.hash == k && k != 0 {
+		return hot.st
+	}
+	if st, ok := uc.memo[k]; ok {
+		*hot = hotToken{k, st}
+		return st
 	}
 	if len(uc.memo) >= unitMemoMax {
 		clear(uc.memo)
 	}
 	uc.buf = append(uc.buf[:0], tok...)
 	h := stemHash(sources.PorterStem(uc.buf))
-	uc.memo[k] = h
-	return h
+	st, ok := uc.ids[h]
+	if !ok {
+		st = int32(len(uc.hashes))
+		uc.ids[h] = st
+		uc.hashes = append(uc.hashes, h)
+		uc.lists = append(uc.lists, nil)
+		uc.seen = append(uc.seen, 0)
+		uc.slot = append(uc.slot, 0)
+	}
+	uc.memo[k] = st
+	*hot = hotToken{k, st}
+	return st
 }
 
 // tokenSeed hashes folded tokens for the unit counter's memo.
 var tokenSeed = maphash.MakeSeed()
 
-func (uc *unitCounter) add(h uint64, col int) {
-	i, ok := uc.slot[h]
-	if !ok {
-		i = int32(len(uc.order))
-		uc.slot[h] = i
-		uc.order = append(uc.order, h)
+func (uc *unitCounter) add(st int32, col int) {
+	if uc.seen[st] != uc.unit {
+		uc.seen[st] = uc.unit
+		uc.slot[st] = int32(len(uc.order))
+		uc.order = append(uc.order, st)
 		uc.cnt = append(uc.cnt, [4]uint32{})
 	}
-	uc.cnt[i][col]++
+	uc.cnt[uc.slot[st]][col]++
 }
 
 // count counts the unit's columns (as countFields scans them) and
 // returns their lengths.
 func (uc *unitCounter) count(c *candidate) (lens [4]uint32) {
-	clear(uc.slot)
+	uc.unit++ // seen holds 0 for a stem no unit counted yet
 	uc.order, uc.cnt = uc.order[:0], uc.cnt[:0]
 	var tbuf []byte
 	each := func(s string, col int) uint32 {

@@ -23,8 +23,8 @@ func FuzzUnitCounts(f *testing.F) {
 		uc := newUnitCounter()
 		lens := uc.count(c)
 		got := map[uint64][4]uint32{}
-		for i, h := range uc.order {
-			got[h] = uc.cnt[i]
+		for i, st := range uc.order {
+			got[uc.hashes[st]] = uc.cnt[i]
 		}
 		want := map[uint64][3]uint32{}
 		sources.EachTerm(sources.FileTerms([]sources.LeafText{{Title: title, Text: text, CodeTerms: code}}), func(stem []byte, tc sources.TermCounts) bool {
