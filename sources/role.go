@@ -25,6 +25,15 @@ const (
 	RoleSource        Role = "source"
 )
 
+// RoleRules is the version of the rules DetectRole applies. Raise it
+// whenever a change of the rules may give a file another role: each
+// source records the version its files' roles were found by, and the
+// next sync of a source whose version is older reads and extracts every
+// file again, so that an index built by an earlier tychora gets the new
+// roles without waiting for its files to change (docs/ingest.md,
+// "Roles").
+const RoleRules = 2
+
 // roleOrder is every role in precedence order.
 var roleOrder = []Role{RoleVendored, RoleTestdata, RoleGenerated, RoleMinified, RoleTest, RoleExample, RoleDocumentation, RoleSource}
 

@@ -2,11 +2,13 @@ package sources
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -457,4 +459,66 @@ func inlineTests(t *testing.T, lang, name, src string) map[string]bool {
 		}
 	}
 	return got
+}
+
+// TestRoleRulesOutdated: a source whose roles were found by older rules
+// (its recorded RoleRules is older, or none is recorded) has every
+// indexed file read and extracted again by its next sync, even one
+// limited to some paths, which walks the whole source instead; the
+// files get the roles of today's rules, the version is recorded, and the
+// sync after that extracts nothing. Removing the source removes its
+// version.
+func TestRoleRulesOutdated(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/a.go", "package a\n\nfunc A() {}\n")
+	e.write("proj/a_test.go", "package a\n\nfunc TestA(t *testing.T) {}\n")
+	e.write("proj/man/tool.1", ".TH TOOL 1\n.SH NAME\ntool \\- does things\n")
+	src := e.add(SourceInput{Path: "proj"})
+	e.sync(src.ID)
+	key := roleRulesKey(src.ID)
+	if n := e.count(`SELECT count(*) FROM meta WHERE key = ? AND value = ?`, key, strconv.Itoa(RoleRules)); n != 1 {
+		t.Fatalf("the first sync recorded no role rules (%d rows)", n)
+	}
+	// What older rules left: the test file and the manual page as
+	// source, and an older version.
+	for _, q := range []string{
+		`UPDATE files SET role = 'source' WHERE source_id = ?1`,
+		`UPDATE evidence SET role = 'source' WHERE source_id = ?1`,
+	} {
+		if _, err := e.db.W.Exec(q, src.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.W.Exec(`UPDATE meta SET value = ? WHERE key = ?`, strconv.Itoa(RoleRules-1), key); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.ix.ExtractCalls()
+	st := e.syncPaths(src.ID, "a.go")
+	if n := e.ix.ExtractCalls() - calls; n != 3 || st.Paths != 0 {
+		t.Errorf("the sync after the rules changed extracted %d files (%d paths looked at alone), want all 3 of a whole walk", n, st.Paths)
+	}
+	want := map[string]string{"a.go": "source", "a_test.go": "test", "man/tool.1": "documentation"}
+	for rel, role := range want {
+		if n := e.count(`SELECT count(*) FROM files WHERE source_id = ? AND path = ? AND role = ?`, src.ID, rel, role); n != 1 {
+			t.Errorf("%s: not %s in files", rel, role)
+		}
+		units := e.count(`SELECT count(*) FROM evidence WHERE source_id = ? AND path = ?`, src.ID, rel)
+		if same := e.count(`SELECT count(*) FROM evidence WHERE source_id = ? AND path = ? AND role = ?`, src.ID, rel, role); units == 0 || same != units {
+			t.Errorf("%s: %d of %d units are %s", rel, same, units, role)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM meta WHERE key = ? AND value = ?`, key, strconv.Itoa(RoleRules)); n != 1 {
+		t.Error("the version was not recorded after the whole walk")
+	}
+	calls = e.ix.ExtractCalls()
+	e.sync(src.ID)
+	if n := e.ix.ExtractCalls() - calls; n != 0 {
+		t.Errorf("the next sync extracted %d files, want none", n)
+	}
+	if err := RemoveSource(context.Background(), e.db, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM meta WHERE key = ?`, key); n != 0 {
+		t.Error("the removed source's version is left")
+	}
 }

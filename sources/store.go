@@ -13,6 +13,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -236,6 +237,9 @@ func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 			return fmt.Errorf("remove source: %w", err)
 		}
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, roleRulesKey(id)); err != nil {
+		return fmt.Errorf("remove source: %w", err)
+	}
 	res, err = tx.ExecContext(ctx, `DELETE FROM sources WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("remove source: %w", err)
@@ -255,6 +259,28 @@ func RemoveSource(ctx context.Context, db *workspace.DB, id string) error {
 		return fmt.Errorf("remove source: %w", err)
 	}
 	return nil
+}
+
+// roleRulesKey is the meta key of the RoleRules a source's roles were
+// last found by, in full (a sync that looked at every file).
+func roleRulesKey(sourceID string) string { return "role_rules/" + sourceID }
+
+// roleRulesOutdated reports whether the roles of a source's files may
+// have been found by older rules than RoleRules: its recorded version is
+// older, or none was recorded (a source indexed before versions were,
+// or never synced).
+func roleRulesOutdated(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, sourceID string) (bool, error) {
+	var v string
+	switch err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, roleRulesKey(sourceID)).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	n, err := strconv.Atoi(v)
+	return err != nil || n < RoleRules, nil
 }
 
 // fileState is a row of files as the current revision left it.
@@ -335,12 +361,15 @@ func scanFileState(s scanner, path *string) (*fileState, error) {
 
 // baseState is what the current revision holds, read in one transaction.
 type baseState struct {
-	revisionID *string
-	number     int
-	commit     string
-	ref        string
-	coverage   string
-	files      map[string]*fileState
+	// rolesOutdated: the source's files had their roles found by older
+	// rules than RoleRules (roleRulesOutdated).
+	rolesOutdated bool
+	revisionID    *string
+	number        int
+	commit        string
+	ref           string
+	coverage      string
+	files         map[string]*fileState
 }
 
 func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, error) {
@@ -354,6 +383,9 @@ func (ix *Indexer) loadState(ctx context.Context, sourceID string) (baseState, e
 		if errors.Is(err, sql.ErrNoRows) {
 			return st, workspace.Wrap(workspace.CodeNotFound, err, fmt.Sprintf("source %q not found", sourceID))
 		}
+		return st, fmt.Errorf("load state: %w", err)
+	}
+	if st.rolesOutdated, err = roleRulesOutdated(ctx, tx, sourceID); err != nil {
 		return st, fmt.Errorf("load state: %w", err)
 	}
 	if st.revisionID != nil {

@@ -286,7 +286,8 @@ func (r *syncRun) run(ctx context.Context) error {
 	r.stats.WalkMS = time.Since(r.start).Milliseconds()
 	r.skips = sc.skips
 	r.stats.Skipped = int64(len(r.skips))
-	r.plan = &applyPlan{src: r.src, base: sc.state.revisionID, deleted: sc.deleted, extractions: map[string]*extractionRow{}}
+	r.plan = &applyPlan{src: r.src, base: sc.state.revisionID, deleted: sc.deleted, extractions: map[string]*extractionRow{},
+		roleRules: sc.full && sc.state.rolesOutdated}
 	if err := r.runTasks(ctx, sc.tasks); err != nil {
 		return err
 	}
@@ -352,6 +353,8 @@ func (r *syncRun) finishPlan(st baseState) {
 // revision's state (of the paths it looked at), the files to read, the
 // paths left out and the indexed paths that are gone.
 type scan struct {
+	// full: every file of the source was looked at (scanAll).
+	full    bool
 	state   baseState
 	tasks   []*task
 	skips   []Skip
@@ -373,7 +376,7 @@ func (ix *Indexer) scanAll(ctx context.Context, src Source, opts SyncOptions, st
 	}
 	stats.FilesSeen = int64(len(walked.files) + len(walked.skips))
 	stats.Dirs = walked.dirs
-	sc := &scan{state: st, skips: walked.skips}
+	sc := &scan{full: true, state: st, skips: walked.skips}
 	seen := make(map[string]bool, len(walked.files))
 	for _, f := range walked.files {
 		seen[f.rel] = true
@@ -393,7 +396,8 @@ func (ix *Indexer) scanAll(ctx context.Context, src Source, opts SyncOptions, st
 // another look), or makes it a task.
 func (sc *scan) sortFile(ix *Indexer, f walkFile, force bool, stats *Stats) {
 	old := sc.state.files[f.rel]
-	stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.termsMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes))
+	stale := old != nil && (old.staleExtraction(f.rel) || old.roleMissing() || old.termsMissing() || old.verdictChanged(f, ix.opts.MaxFileBytes) ||
+		sc.state.rolesOutdated && old.status == statusIndexed)
 	if old != nil && !force && !stale && old.size == f.size && old.mtimeNs == f.mtimeNs {
 		if old.status == statusSkipped {
 			sc.skips = append(sc.skips, Skip{Path: f.rel, Reason: old.reason, Detail: old.detail})

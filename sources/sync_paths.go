@@ -135,6 +135,10 @@ func (ix *Indexer) loadPathState(ctx context.Context, sourceID string, rels []st
 	if st.revisionID == nil {
 		return ps, false, nil
 	}
+	// Roles found by older rules: every file is read again.
+	if outdated, err := roleRulesOutdated(ctx, tx, sourceID); err != nil || outdated {
+		return ps, false, err
+	}
 	var commit, ref sql.NullString
 	var statsJSON string
 	if err := tx.QueryRowContext(ctx, `SELECT number, git_commit, git_ref, stats FROM revisions WHERE id = ?`, *st.revisionID).

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type applyPlan struct {
 	extractions map[string]*extractionRow // by extractor name + "@" + version
 	skips       []Skip
 	spool       *spool
+	// roleRules: every indexed file's role was found again by RoleRules
+	// (the source's were older, and the sync looked at every file): the
+	// apply records that version for the source.
+	roleRules bool
 }
 
 type touch struct {
@@ -264,6 +269,12 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	}
 	if err != nil {
 		return err
+	}
+	if plan.roleRules {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+			roleRulesKey(plan.src.ID), strconv.Itoa(RoleRules)); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
 	}
 	var done func(bool)
 	if plan.newRevision {
