@@ -113,15 +113,23 @@ func buildNameIndex(ctx context.Context, tx *sql.Tx) (*nameIndex, error) {
 // nameWords are the words of a file's name (without its extension) and
 // of the folder that holds it, lower-cased and split as identifiers.
 func nameWords(p string) []string {
-	dir, base := path.Split(p)
-	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		base = base[:i]
+	words, _ := nameParts(p)
+	return words
+}
+
+// nameParts are nameWords and how many of them, first, are the file
+// name's.
+func nameParts(p string) (words []string, base int) {
+	dir, name := path.Split(p)
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		name = name[:i]
 	}
-	words := sources.SplitIdentifier(base)
+	words = sources.SplitIdentifier(name)
+	base = len(words)
 	if dir = strings.TrimSuffix(dir, "/"); dir != "" {
 		words = append(words, sources.SplitIdentifier(path.Base(dir))...)
 	}
-	return words
+	return words, base
 }
 
 // lookup lists the files in scope whose names hold the largest share of

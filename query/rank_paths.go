@@ -42,7 +42,24 @@ type pathFacts struct {
 	// roles has the bit (roleBit) of each role the path's name words
 	// name (namedRoles).
 	roles uint8
+	// named are the words of the file's own name, lower-cased (the
+	// folder's for a name that says nothing, genericNames), and
+	// namedHashes their stems' stemHash: the words a question must hold
+	// all of to name the file (nameShareOf).
+	named       []string
+	namedHashes []uint64
 }
+
+// genericNames are file names that say nothing of what a file does, but
+// that its folder names: Rust's mod.rs and lib.rs, JavaScript's index,
+// Python's __init__.
+var genericNames = []string{"index", "mod", "lib", "init"}
+
+// nameCovered is what nameShareOf adds when the question holds every word
+// of the file's name ("segment pool" of SegmentPool.kt, "raw value" of
+// raw.rs): a file named for what is asked, in units of the question's
+// weight.
+const nameCovered = 0.5
 
 // pathFactsCache keeps the facts of up to pathFactsEntries paths and
 // about pathFactsBytes of their strings; when it is full it starts over
@@ -89,7 +106,15 @@ func factsOf(p string) *pathFacts {
 func newPathFacts(p string) *pathFacts {
 	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
 	var buf []byte
-	for _, w := range nameWords(p) {
+	words, base := nameParts(p)
+	named := words[:base]
+	if base == 1 && len(words) > 1 && containsString(genericNames, words[0]) {
+		named = words[1:] // the folder's words name the file
+	}
+	for _, w := range named {
+		f.addNamed(w)
+	}
+	for _, w := range words {
 		if len(w) >= abbrevMin && !containsString(f.words, w) {
 			f.words = append(f.words, w)
 			if int(f.nEnds)+2 > len(f.ends) {
@@ -111,6 +136,16 @@ func newPathFacts(p string) *pathFacts {
 	return f
 }
 
+// addNamed adds w to the words that name the file, unless it is a
+// number or held already.
+func (f *pathFacts) addNamed(w string) {
+	if w == "" || w[0] >= '0' && w[0] <= '9' || containsString(f.named, w) {
+		return
+	}
+	f.named = append(f.named, w)
+	f.namedHashes = append(f.namedHashes, stemHash(sources.PorterStem([]byte(w))))
+}
+
 // nameShareOf is the share of the question's weight that the path's
 // name words hold (nameQuery): a question's word is one of them (its stem
 // is one of theirs), begins or ends one written together from several
@@ -129,7 +164,29 @@ func (f *pathFacts) nameShareOf(nq *nameQuery) float64 {
 			share += s.share
 		}
 	}
+	if share > 0 && len(f.named) > 0 && nq.names(f) {
+		return min(share, 1) + nameCovered
+	}
 	return min(share, 1)
+}
+
+// names reports whether the question holds every word that names the
+// file (pathFacts.named), each as a stem of its own or, for a word of
+// abbrevMin bytes or more, as namePart matches name words.
+func (nq *nameQuery) names(f *pathFacts) bool {
+	for i, w := range f.named {
+		found := false
+		for _, s := range nq.shares {
+			if s.hash == f.namedHashes[i] || len(w) >= abbrevMin && namePart([]string{w}, s.words) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // affixKey is the first (or, with tail, the last) four bytes of w,

@@ -40,8 +40,9 @@ func TestPathFacts(t *testing.T) {
 	}
 	check()
 	nq := newNameQuery(stems, nil)
-	if got := fileNameShare(nq, "net/http/server.go"); math.Abs(got-0.7) > 1e-9 {
-		t.Errorf("fileNameShare(net/http/server.go) = %v, want 0.7", got)
+	// The question holds every word of server.go's name.
+	if got := fileNameShare(nq, "net/http/server.go"); math.Abs(got-0.7-nameCovered) > 1e-9 {
+		t.Errorf("fileNameShare(net/http/server.go) = %v, want 0.7 + %v", got, nameCovered)
 	}
 	if got := fileNameShare(nq, "a/b/ReadRequestHeader.java"); math.Abs(got-0.3) > 1e-9 {
 		t.Errorf("fileNameShare(ReadRequestHeader.java) = %v, want 0.3", got)
@@ -59,17 +60,17 @@ func TestPathFacts(t *testing.T) {
 		path string
 		want float64
 	}{
-		{words, "runtime/mbarrier.go", 0.25},
-		{words, "net/http/httputil/reverseproxy.go", 0.25},
+		{words, "runtime/mbarrier.go", 0.25 + nameCovered},
+		{words, "net/http/httputil/reverseproxy.go", 0.25 + nameCovered},
 		{words, "barrier/x.go", 0.25},
 		{words, "runtime/thread.go", 0},
 		{words, "slices/zsortordered.go", 0},
-		{words, "runtime/barriers.go", 0.25},
-		{words, "readbarrier/proxy.go", 0.5},
+		{words, "runtime/barriers.go", 0.25 + nameCovered},
+		{words, "readbarrier/proxy.go", 0.5 + nameCovered},
 		{words, "services/reverse_proxy_channel_mbarrier.go", 0.5},
 		{words, "barrierset/alpha_beta_gamma_delta.go", 0.25},
 		{words, "ordeal/zsortordered.go", 0},
-		{abbrev, "runtime/chan.go", 0.4},
+		{abbrev, "runtime/chan.go", 0.4 + nameCovered},
 		{abbrev, "os/exec/lp_unix.go", 0.3},
 		{abbrev, "a/cha.go", 0},
 		{abbrev, "a/2024/x.go", 0},
@@ -125,4 +126,37 @@ func TestPathFacts(t *testing.T) {
 		t.Errorf("the cache kept all %d long paths (%d bytes each)", n, len(long))
 	}
 	check()
+}
+
+// TestNameCovered: a file whose every name word the question holds (by
+// its stem, or as a part of a word written together) gets nameCovered
+// on top of its share; a generic name (mod.rs, index.ts, __init__.py,
+// lib.rs) is named by its folder; numbers need not be asked; a name with
+// a word the question lacks gets its share alone, and a file the
+// question does not name at all gets nothing.
+func TestNameCovered(t *testing.T) {
+	nq := newNameQuery(map[string]float64{"segment": 0.3, "pool": 0.2, "hyperlink": 0.3, "base64": 0.1, "base": 0.05, "raw": 0.05},
+		map[string][]string{"base64": {"base64"}})
+	for _, c := range []struct {
+		path string
+		want float64
+	}{
+		{"okio/SegmentPool.kt", 0.5 + nameCovered},
+		{"okio/segment_pool.py", 0.5 + nameCovered},
+		{"okio/SegmentPoolTest.kt", 0.5},
+		{"okio/Segment.kt", 0.3 + nameCovered},
+		{"printer/src/hyperlink/mod.rs", 0.3 + nameCovered},
+		{"printer/src/hyperlink/index.ts", 0.3 + nameCovered},
+		{"pkg/hyperlink/__init__.py", 0.3 + nameCovered},
+		{"pkg/hyperlink/main.rs", 0.3},
+		{"src/raw.rs", 0.05 + nameCovered},
+		{"src/v2/raw.rs", 0.05 + nameCovered},
+		{"src/lib.rs", 0},
+		{"a/2024.md", 0},
+		{"a/b/c.go", 0},
+	} {
+		if got := fileNameShare(nq, c.path); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("fileNameShare(%s) = %v, want %v (named %q)", c.path, got, c.want, factsOf(c.path).named)
+		}
+	}
 }
