@@ -22,7 +22,7 @@ import (
 // notes, papers or a manual holds no code, and its documentation is not
 // demoted: it is what there is to find. docs/search.md ("Roles") has the
 // measurements.
-const docsBesideCode = 0.75
+const docsBesideCode = 0.6
 
 // codeSourceFiles is how many code files of role source make a source
 // one that holds code: a folder of notes with a script or two, or a
