@@ -327,12 +327,17 @@ func (q *preparedQuery) nameQuery() *nameQuery {
 		return nil
 	}
 	words := map[string][]string{}
+	var stops []string
 	for _, t := range q.pq.terms {
 		if _, ok := stems[t.stem]; ok {
 			words[t.stem] = append(words[t.stem], t.token)
+		} else if t.stop {
+			stops = append(stops, t.token)
 		}
 	}
-	return newNameQuery(stems, words)
+	nq := newNameQuery(stems, words)
+	nq.stops = stops
+	return nq
 }
 
 // fileNameShare is the share of the question's weight whose words are

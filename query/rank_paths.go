@@ -172,9 +172,16 @@ func (f *pathFacts) nameShareOf(nq *nameQuery) float64 {
 
 // names reports whether the question holds every word that names the
 // file (pathFacts.named), each as a stem of its own or, for a word of
-// abbrevMin bytes or more, as namePart matches name words.
+// abbrevMin bytes or more, as namePart matches name words; a stop word
+// of the name as one of the question's.
 func (nq *nameQuery) names(f *pathFacts) bool {
 	for i, w := range f.named {
+		if isStopword(w) {
+			if !containsString(nq.stops, w) {
+				return false
+			}
+			continue
+		}
 		found := false
 		for _, s := range nq.shares {
 			if s.hash == f.namedHashes[i] || len(w) >= abbrevMin && namePart([]string{w}, s.words) {
@@ -269,6 +276,10 @@ type nameQuery struct {
 	// endBloom has endBit of each of ends: most paths share none, and a
 	// bit rules them out sooner than the list.
 	endBloom [16]uint64
+	// stops are the question's stop words, which count for no share but
+	// may be words of a name the question holds whole ("to" of
+	// to-json-schema.ts for "convert a schema to JSON Schema").
+	stops []string
 }
 
 // stemShare is a stem of the question, hashed, with its share and words.

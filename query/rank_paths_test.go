@@ -131,7 +131,8 @@ func TestPathFacts(t *testing.T) {
 // TestNameCovered: a file whose every name word the question holds (by
 // its stem, or as a part of a word written together) gets nameCovered
 // on top of its share; a generic name (mod.rs, index.ts, __init__.py,
-// lib.rs) is named by its folder; numbers need not be asked; a name with
+// lib.rs) is named by its folder; numbers need not be asked, a stop word
+// must be the question's; a name with
 // a word the question lacks gets its share alone, and a file the
 // question does not name at all gets nothing.
 func TestNameCovered(t *testing.T) {
@@ -157,6 +158,20 @@ func TestNameCovered(t *testing.T) {
 	} {
 		if got := fileNameShare(nq, c.path); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("fileNameShare(%s) = %v, want %v (named %q)", c.path, got, c.want, factsOf(c.path).named)
+		}
+	}
+	// A stop word of the name must be one of the question's: "convert a
+	// schema to JSON Schema" names to-json-schema.ts, not
+	// from-json-schema.ts.
+	to := newNameQuery(map[string]float64{"convert": 0.3, "json": 0.3, "schema": 0.4}, nil)
+	to.stops = []string{"a", "to"}
+	for path, want := range map[string]float64{
+		"core/to-json-schema.ts":      0.7 + nameCovered,
+		"classic/from-json-schema.ts": 0.7,
+		"core/json-schema.ts":         0.7 + nameCovered,
+	} {
+		if got := fileNameShare(to, path); math.Abs(got-want) > 1e-9 {
+			t.Errorf("fileNameShare(%s) = %v, want %v", path, got, want)
 		}
 	}
 }
