@@ -12,7 +12,7 @@ the hits, in order of first appearance, as bench/eval -set code ranks.
 Prints each question's rank, the rank of the first hit from a change log
 (HISTORY, CHANGES, CHANGELOG, NEWS), its first three files, then
 success@1, MRR@10 and how many questions have a change log in their
-first two hits. bench/README.md ("Other code bases") has the set-up.
+first two hits, then the same per repository when there are several. bench/README.md ("Other code bases") has the set-up.
 """
 import json
 import subprocess
@@ -23,6 +23,7 @@ def main():
     tych, ws, tsv = sys.argv[1:4]
     srcs = dict(a.split("=", 1) for a in sys.argv[4:])
     rr, s1, cl12, n = [], 0, 0, 0
+    per = {}
     for line in open(tsv):
         if line.startswith("#") or not line.strip():
             continue
@@ -42,8 +43,14 @@ def main():
         rr.append(1 / rank if rank else 0)
         s1 += rank == 1
         cl12 += 0 < changelog <= 2
+        per.setdefault(repo, []).append(rank)
         print("%3s %3s  %-8s %s | %s" % (rank or "-", changelog or "-", repo, q, ", ".join(files[:3])))
     print("questions %d  success@1 %d  MRR@10 %.3f  change log in the first two hits: %d" % (n, s1, sum(rr) / n, cl12))
+    if len(per) > 1:
+        for repo in sorted(per):
+            ranks = per[repo]
+            print("  %-11s %3d questions  success@1 %3d  MRR@10 %.3f" % (
+                repo, len(ranks), sum(r == 1 for r in ranks), sum(1 / r for r in ranks if r) / len(ranks)))
 
 
 if __name__ == "__main__":
