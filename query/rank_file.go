@@ -201,6 +201,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		score      float64
 		facts      *pathFacts
 		nameShare  float64
+		named      bool // the question names the file whole
 	}
 	files := map[fileKey]*fileAgg{}
 	for _, c := range cands {
@@ -208,7 +209,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		a := files[k]
 		if a == nil {
 			a = &fileAgg{tf: make([]float64, len(q.terms)), pathTF: c.pathTF, bytes: c.fileBytes, facts: factsOf(c.path)}
-			a.nameShare = a.facts.nameShareOf(nq)
+			a.nameShare, a.named = a.facts.nameShareSplit(nq)
 			files[k] = a
 		}
 		for t, x := range c.fileTF[:min(len(c.fileTF), len(a.tf))] {
@@ -238,16 +239,18 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			// test_parse_ip, ParseIP.test) is what the question wants.
 			s += namedTestBoost * best
 		}
-		s += a.nameShare * nameBoost * best
+		mult := 1.0
 		switch {
 		case len(asked) > 0 && !isAsked:
-			s *= otherRoles
+			mult = otherRoles
 		case len(asked) == 0:
 			if p, ok := rolePriors[role]; ok {
-				s *= p
+				mult *= p
 			}
-			s *= q.docsPrior(role, c.sourceID)
+			mult *= q.docsPrior(role, c.sourceID)
 		}
+		s += namedShare(a.nameShare, a.named, mult) * nameBoost * best
+		s *= mult
 		s *= conv.prior(c, a.facts)
 		c.score = s
 	}
@@ -338,6 +341,18 @@ func (q *preparedQuery) nameQuery() *nameQuery {
 	nq := newNameQuery(stems, words)
 	nq.stops = stops
 	return nq
+}
+
+// namedShare is a file's name share with nameCovered added when the
+// question names the file whole and the unit's role counts fully (mult,
+// its role's prior, is 1): a test, an example or a guide named for the
+// topic is the test, example or guide of what is asked, not the place
+// that does it, and its prior says so already.
+func namedShare(share float64, named bool, mult float64) float64 {
+	if named && mult == 1 {
+		return share + nameCovered
+	}
+	return share
 }
 
 // fileNameShare is the share of the question's weight whose words are

@@ -621,11 +621,13 @@ func TestFileSizesOfFilesWithoutCounts(t *testing.T) {
 // In a source that holds code, its documentation counts ×docsBesideCode
 // unless the question asks for documentation; in a source of notes (no
 // code) or of a manual with a few scripts, the same document keeps its
-// score. With the unit index and without it.
+// score. With the unit index and without it. (The document's name is
+// not the question's: one named for it gains nameCovered only where its
+// role counts fully, TestNamedFileRoleCounts.)
 func TestDocsBesideCode(t *testing.T) {
 	doc := "# Proxies\n\nProxies are read from the environment variables HTTP_PROXY and HTTPS_PROXY.\n"
 	code := func(n int, extra map[string]string) map[string]string {
-		files := map[string]string{"docs/proxies.md": doc}
+		files := map[string]string{"docs/network.md": doc}
 		for i := range n {
 			files[fmt.Sprintf("src/mod%d.py", i)] = fmt.Sprintf("def helper%d():\n    return %d\n", i, i)
 		}
@@ -641,11 +643,11 @@ func TestDocsBesideCode(t *testing.T) {
 	scoreOf := func(res Ranked, src string) float64 {
 		t.Helper()
 		for _, h := range res.Hits {
-			if h.SourceID == src && h.Path == "docs/proxies.md" {
+			if h.SourceID == src && h.Path == "docs/network.md" {
 				return h.Score
 			}
 		}
-		t.Fatalf("no docs/proxies.md of %s in %v", src, firstPaths(res.Hits, 10))
+		t.Fatalf("no docs/network.md of %s in %v", src, firstPaths(res.Hits, 10))
 		return 0
 	}
 	for _, noUnits := range []bool{false, true} {

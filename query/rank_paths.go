@@ -153,21 +153,28 @@ func (f *pathFacts) addNamed(w string) {
 // net/http/cookiejar), or begins with one that shortens it ("channel"
 // of runtime/chan.go, "executable" of os/exec).
 func (f *pathFacts) nameShareOf(nq *nameQuery) float64 {
+	share, covered := f.nameShareSplit(nq)
+	if covered {
+		return share + nameCovered
+	}
+	return share
+}
+
+// nameShareSplit is nameShareOf apart: the share alone, and whether the
+// question names the file whole (which adds nameCovered to it where the
+// file's role counts fully).
+func (f *pathFacts) nameShareSplit(nq *nameQuery) (share float64, covered bool) {
 	if nq == nil {
-		return 0
+		return 0, false
 	}
 	parts := f.nEnds < 0 || f.nEnds > 0 && nq.sharesEnd(f.ends[:f.nEnds])
-	share := 0.0
 	for _, s := range nq.shares {
 		if f.bloom&(1<<(s.hash&63)) != 0 && slices.Contains(f.hashes, s.hash) ||
 			parts && namePart(f.words, s.words) {
 			share += s.share
 		}
 	}
-	if share > 0 && len(f.named) > 0 && nq.names(f) {
-		return min(share, 1) + nameCovered
-	}
-	return min(share, 1)
+	return min(share, 1), share > 0 && len(f.named) > 0 && nq.names(f)
 }
 
 // names reports whether the question holds every word that names the

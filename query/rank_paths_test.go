@@ -175,3 +175,41 @@ func TestNameCovered(t *testing.T) {
 		}
 	}
 }
+
+// A file named for the question gains nameCovered only where its role
+// counts fully: a test named for the topic (test/negotiation.js) is the
+// test of what is asked, and keeps its name share alone, so it scores
+// below half (the test prior) of the same file as source; a pair the
+// question does not name scores exactly half. With the unit index and
+// without it.
+func TestNamedFileRoleCounts(t *testing.T) {
+	body := func(fn string) string {
+		return "// " + fn + " picks the content type the client prefers: content negotiation.\nfunction " + fn + "(req, res) {\n  return req.accepts(res.types);\n}\n"
+	}
+	env := newSearchEnv(t)
+	env.folder("web", "default", map[string]string{
+		"lib/negotiation.js":  body("negotiate"),
+		"test/negotiation.js": body("negotiate"),
+		"lib/accept.js":       body("pick"),
+		"test/accept.js":      body("pick"),
+	})
+	for _, noUnits := range []bool{false, true} {
+		env.engine.noUnits = noUnits
+		res := env.search(env.all, QueryRequest{Question: "content negotiation"})
+		score := map[string]float64{}
+		for _, h := range res.Hits {
+			score[h.Path] = h.Score
+		}
+		for _, p := range []string{"lib/negotiation.js", "test/negotiation.js", "lib/accept.js", "test/accept.js"} {
+			if score[p] <= 0 {
+				t.Fatalf("unit index off %v: no hit of %s in %v", noUnits, p, firstPaths(res.Hits, 10))
+			}
+		}
+		if r := score["test/accept.js"] / score["lib/accept.js"]; math.Abs(r-rolePriors["test"]) > 1e-6 {
+			t.Errorf("unit index off %v: the unnamed test scores %v of its source, want %v", noUnits, r, rolePriors["test"])
+		}
+		if r := score["test/negotiation.js"] / score["lib/negotiation.js"]; r > rolePriors["test"]-0.01 {
+			t.Errorf("unit index off %v: the test named for the question scores %v of its source, want below %v", noUnits, r, rolePriors["test"])
+		}
+	}
+}

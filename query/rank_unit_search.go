@@ -489,7 +489,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			ff.f = q.fileScore(tf, ptf, e.bytes)
 		}
 		facts := e.facts
-		ff.name = facts.nameShareOf(nq)
+		ff.name, ff.named = facts.nameShareSplit(nq)
 		role := e.role
 		if role == "" {
 			role = "source"
@@ -537,7 +537,8 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			his[i] = math.Inf(-1)
 			continue
 		}
-		lo := (t + fileWeight*ff.f + ff.name*nameBoost*bestLo) * role * conv
+		name := namedShare(ff.name, ff.named, role)
+		lo := (t + fileWeight*ff.f + name*nameBoost*bestLo) * role * conv
 		if m == matchMaybe {
 			lo = 0
 		}
@@ -548,7 +549,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		case len(q.asked) > 0 && role == 1:
 			d = namedTestBoost * bestHi
 		}
-		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + ff.name*nameBoost*bestHi) * role * conv
+		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + name*nameBoost*bestHi) * role * conv
 		if u.flags&unitInexact != 0 {
 			hi = math.Inf(1)
 		}
@@ -639,6 +640,8 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 type unitFile struct {
 	set           bool
 	f, name, role float64
+	// named: the question names the file whole (namedShare).
+	named bool
 	// testRole is role for the file's inline tests (unitTest).
 	testRole float64
 	conv     [2]float64
