@@ -21,10 +21,11 @@ import (
 // proximity pairs can add (an occurrence of a phrase needs each of its
 // words; in a pair's 1/d² sum an occurrence of one word meets at most
 // two of the other at each distance), F is its file's exact whole-file
-// score, N the file name's share of the question, R and C the role and
-// convention priors, D the definition boost when the unit's title holds
-// a name of the question; best⁻ and best⁺ bound the best BM25F score of
-// the pool.
+// score, N the file name's share of the question (namedShare: with
+// nameCovered when the question names the file whole and R is 1), R and
+// C the role and convention priors, D the definition boost when the
+// unit's title holds a name of the question; best⁻ and best⁺ bound the
+// best BM25F score of the pool.
 //
 // Saturation only lowers a score, and a file's j-th unit scores at least
 // the j-th largest L of the file times saturationʲ; so the k-th largest

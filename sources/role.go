@@ -30,8 +30,8 @@ const (
 // source records the version its files' roles were found by, and the
 // next sync of a source whose version is older reads and extracts every
 // file again, so that an index built by an earlier tychora gets the new
-// roles without waiting for its files to change (docs/ingest.md,
-// "Roles").
+// roles without waiting for its files to change (docs/ingest.md, "File
+// roles", "When the rules change").
 const RoleRules = 2
 
 // roleOrder is every role in precedence order.

@@ -136,8 +136,10 @@ func (ix *Indexer) loadPathState(ctx context.Context, sourceID string, rels []st
 		return ps, false, nil
 	}
 	// Roles found by older rules: every file is read again.
-	if outdated, err := roleRulesOutdated(ctx, tx, sourceID); err != nil || outdated {
-		return ps, false, err
+	if outdated, err := roleRulesOutdated(ctx, tx, sourceID); err != nil {
+		return ps, false, fmt.Errorf("load state: %w", err)
+	} else if outdated {
+		return ps, false, nil
 	}
 	var commit, ref sql.NullString
 	var statsJSON string
