@@ -65,6 +65,8 @@ func main() {
 	questions := flag.String("questions", "", "code: the question file (default: code/go-dev.tsv of the data directory)")
 	indexDir := flag.String("index", "", "code: cache directory of the Go-tree index (default: "+defaultCodeIndexDir()+")")
 	reindex := flag.Bool("reindex", false, "code: build the index again even when the cached one is current")
+	flag.StringVar(&showQueries, "show", "", "BEIR sets: comma-separated query ids whose top 10 documents (score, grade) and judged documents' ranks are printed")
+	flag.StringVar(&perQueryFile, "perquery", "", "BEIR sets: write each query's nDCG@10 (and the baseline's, with -baseline) to this file, one tab-separated line per query (the set's name is added before the extension)")
 	flag.StringVar(&docFormat, "format", "md", "BEIR sets: write each document as md (\"# title\", blank line, text) or txt (the title line, blank line, text)")
 	agree := flag.Bool("agree", false, "also rank every matching unit (no pool): its quality, and how often the pooled first page is the same")
 	verbose := flag.Bool("v", false, "code: print each question's ranks, acceptable files and tychora's top 3")
@@ -302,6 +304,7 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 		m10 := evaluate(runs10, qrels, ignoreSelf)
 		fmt.Printf("  latency limit=10   %s   (nDCG@10 of these first pages %.4f)\n", latencies(lat10), m10.ndcg10)
 	}
+	var runsBase []queryRun
 	if baseline {
 		var runsB []queryRun
 		var latB []time.Duration
@@ -315,7 +318,14 @@ func runSet(ctx context.Context, dataRoot, name, profile, keep string, depth int
 			runsB = append(runsB, queryRun{id: q.ID, hits: docs})
 		}
 		mb := evaluate(runsB, qrels, ignoreSelf)
+		runsBase = runsB
 		fmt.Printf("  plain FTS5 baseline: nDCG@10 %.4f   Recall@100 %.4f   latency %s\n", mb.ndcg10, mb.recall100, latencies(latB))
+	}
+	showRuns(queries, runs, qrels, ignoreSelf)
+	if perQueryFile != "" {
+		if err := writePerQuery(perQueryFile, name, queries, runs, runsBase, qrels, ignoreSelf); err != nil {
+			return err
+		}
 	}
 	if agree {
 		full := exhaustiveOf(ix.engine)

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Metrics with trec_eval semantics.
@@ -117,4 +121,83 @@ func ndcgAt(docs []scoredDoc, rel map[string]int, k int) float64 {
 		return 0
 	}
 	return dcg / idcg
+}
+
+// perQueryFile, when set, receives each query's nDCG@10 (-perquery).
+var perQueryFile string
+
+// writePerQuery writes one line per judged query: its id, tychora's
+// nDCG@10, the baseline's (empty without one), tychora's first document
+// and the question, to path with the set's name before its extension
+// (scifact: runs.tsv → runs.scifact.tsv).
+func writePerQuery(path, set string, queries []evalQuery, runs, base []queryRun, qrels map[string]map[string]int, ignoreSelf bool) error {
+	ext := filepath.Ext(path)
+	path = strings.TrimSuffix(path, ext) + "." + set + ext
+	byID := func(rs []queryRun) map[string][]scoredDoc {
+		m := make(map[string][]scoredDoc, len(rs))
+		for _, r := range rs {
+			m[r.id] = r.hits
+		}
+		return m
+	}
+	ours, theirs := byID(runs), byID(base)
+	var b strings.Builder
+	b.WriteString("query\tndcg10\tbaseline\tfirst\tquestion\n")
+	for _, q := range queries {
+		rel := qrels[q.ID]
+		if len(rel) == 0 {
+			continue
+		}
+		docs := rankDocs(ours[q.ID], q.ID, ignoreSelf)
+		first := ""
+		if len(docs) > 0 {
+			first = docs[0].doc
+		}
+		bl := ""
+		if base != nil {
+			bl = fmt.Sprintf("%.4f", ndcgAt(rankDocs(theirs[q.ID], q.ID, ignoreSelf), rel, 10))
+		}
+		fmt.Fprintf(&b, "%s\t%.4f\t%s\t%s\t%s\n", q.ID, ndcgAt(docs, rel, 10), bl, first, strings.ReplaceAll(q.Text, "\t", " "))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// showQueries lists the query ids whose rankings showRuns prints (-show).
+var showQueries string
+
+// showRuns prints, for each query of -show, its top 10 documents with
+// their scores and grades and the rank of every judged document.
+func showRuns(queries []evalQuery, runs []queryRun, qrels map[string]map[string]int, ignoreSelf bool) {
+	if showQueries == "" {
+		return
+	}
+	want := map[string]bool{}
+	for _, id := range strings.Split(showQueries, ",") {
+		want[strings.TrimSpace(id)] = true
+	}
+	hits := map[string][]scoredDoc{}
+	for _, r := range runs {
+		hits[r.id] = r.hits
+	}
+	for _, q := range queries {
+		if !want[q.ID] {
+			continue
+		}
+		rel := qrels[q.ID]
+		docs := rankDocs(hits[q.ID], q.ID, ignoreSelf)
+		fmt.Printf("\nquery %s: %s (nDCG@10 %.4f)\n", q.ID, q.Text, ndcgAt(docs, rel, 10))
+		for i := 0; i < 10 && i < len(docs); i++ {
+			fmt.Printf("  %2d  %8.3f  %-10s grade %d\n", i+1, docs[i].score, docs[i].doc, rel[docs[i].doc])
+		}
+		for d, g := range rel {
+			rank := "not in the run"
+			for i, x := range docs {
+				if x.doc == d {
+					rank = fmt.Sprintf("rank %d, score %.3f", i+1, x.score)
+					break
+				}
+			}
+			fmt.Printf("  judged %s (grade %d): %s\n", d, g, rank)
+		}
+	}
 }
