@@ -54,6 +54,12 @@ type Options struct {
 	// the new generation there (query.Engine.PrepareCommit), holding the
 	// writer's lock while it does.
 	Publish func(ctx context.Context, tx *sql.Tx) (done func(committed bool))
+	// Yield, when set, is called between the small steps of a sync
+	// (before each file's extraction, each file's rows in the apply, each
+	// slice of new rows indexed), which waits while searches run
+	// (workspace.Foreground.Yield): the owner's searches come first. Its
+	// error (ctx's) ends the sync.
+	Yield func(ctx context.Context) error
 }
 
 // Indexer turns sources into evidence: it registers sources, walks them,
@@ -425,6 +431,11 @@ func (r *syncRun) runTasks(ctx context.Context, tasks []*task) error {
 			p := &processor{ix: r.ix, src: r.src, force: r.opts.Force}
 			defer p.close()
 			for t := range work {
+				if err := r.ix.yield(ctx); err != nil {
+					t.res = fileResult{err: err} // fatal: stops the sync
+					close(t.done)
+					continue
+				}
 				t.res = p.process(ctx, t.f, t.old, t.reextract)
 				close(t.done)
 			}

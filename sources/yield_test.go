@@ -1,0 +1,94 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// yieldFiles writes n Go files of several units each, every one with a
+// word of its own (uniqN) and one they share.
+func yieldFiles(e *env, n int) {
+	for i := range n {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package p\n\n// F%d holds uniq%d.\n", i, i)
+		for j := range 4 {
+			fmt.Fprintf(&b, "\n// F%dx%d is shared work.\nfunc F%dx%d() int {\n\treturn %d\n}\n", i, j, i, j, j)
+		}
+		e.write(fmt.Sprintf("proj/f%03d.go", i), b.String())
+	}
+}
+
+// TestSyncYields: a sync with Options.Yield gives way before each
+// file's extraction, each file's rows and each slice of new rows
+// indexed, and the index it commits is whole: every leaf in the units'
+// index (checkFTS), every file in the whole-file index.
+func TestSyncYields(t *testing.T) {
+	var calls atomic.Int64
+	e := newEnv(t, func(o *Options) {
+		o.Yield = func(ctx context.Context) error {
+			calls.Add(1)
+			return ctx.Err()
+		}
+	})
+	const files = 60
+	yieldFiles(e, files)
+	src := e.add(SourceInput{Path: "proj"})
+	e.sync(src.ID)
+	leaves := e.count(`SELECT count(*) FROM evidence WHERE leaf = 1`)
+	if leaves <= 2*indexSlice {
+		t.Fatalf("%d leaves: too few for several slices", leaves)
+	}
+	// Extraction and apply, each file; at least two slices between.
+	if n := calls.Load(); n < 2*files+2 {
+		t.Errorf("the sync yielded %d times, want at least %d", n, 2*files+2)
+	}
+	for i := range files {
+		word := fmt.Sprintf("uniq%d", i)
+		if n := e.count(`SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?`, word); n != 1 {
+			t.Errorf("%s: %d units found, want 1", word, n)
+		}
+		if n := e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH ?`, word); n != 1 {
+			t.Errorf("%s: %d files found, want 1", word, n)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH 'shared'`); n != files {
+		t.Errorf("the whole-file index finds %d files, want %d", n, files)
+	}
+}
+
+// TestSyncYieldEnds: a Yield that fails (its context ended) ends the
+// sync with its error at any step (60 files: calls 1–60 come before
+// the extractions, 61–120 before each file's rows, 121 between the
+// first two slices indexed), and the index keeps what it had.
+func TestSyncYieldEnds(t *testing.T) {
+	errStop := errors.New("stopped")
+	for _, after := range []int64{0, 30, 61, 120} {
+		t.Run(fmt.Sprint(after), func(t *testing.T) {
+			var calls atomic.Int64
+			e := newEnv(t, func(o *Options) {
+				o.Yield = func(ctx context.Context) error {
+					if calls.Add(1) > after {
+						return errStop
+					}
+					return ctx.Err()
+				}
+			})
+			yieldFiles(e, 60)
+			src := e.add(SourceInput{Path: "proj"})
+			if _, err := e.ix.Sync(context.Background(), src.ID, SyncOptions{}); !errors.Is(err, errStop) {
+				t.Fatalf("Sync: %v, want the yield's error", err)
+			}
+			if n := e.count(`SELECT count(*) FROM evidence`); n != 0 {
+				t.Errorf("%d evidence rows after a sync that ended", n)
+			}
+			if n := e.count(`SELECT count(*) FROM revisions`); n != 0 {
+				t.Errorf("%d revisions after a sync that ended", n)
+			}
+			e.checkFTS()
+		})
+	}
+}
