@@ -180,7 +180,7 @@ func (c *fileIndexCache) get(ctx context.Context, e *Engine, tx *sql.Tx, gen []b
 		}
 		return nil, nil
 	}
-	ix, err := refreshFileIndex(ctx, e, tx, c.index)
+	ix, err := refreshFileIndex(ctx, e, tx, c.index, false)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,9 @@ func (c *fileIndexCache) refreshBehind(e *Engine, old *fileIndex, epoch uint64) 
 		if err != nil {
 			return nil, nil, err
 		}
-		ix, err := refreshFileIndex(c.life, e, tx, old)
+		// It does not give way to the searches: they are the dearer
+		// without it (three and a half times a search with it).
+		ix, err := refreshFileIndex(c.life, e, tx, old, false)
 		return gen, ix, err
 	}()
 	c.mu.Lock()
@@ -330,8 +332,10 @@ const sqlFileBlobs = `SELECT t.source_id, t.path, t.terms FROM json_each(?) j
 	JOIN file_terms t ON t.source_id = j.value ->> 0 AND t.path = j.value ->> 1`
 
 // refreshFileIndex returns the index of the files tx sees: old with the
-// changed files in a new delta, or built whole; nil when too large.
-func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex) (*fileIndex, error) {
+// changed files in a new delta, or built whole; nil when too large. A
+// build before a commit (bg), while the searches have the index of the
+// generation before, gives way to them (Engine.Foreground) as it goes.
+func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg bool) (*fileIndex, error) {
 	rows, err := e.query(ctx, tx, sqlFilePrints)
 	if err != nil {
 		return nil, fmt.Errorf("search: file index: %w", err)
@@ -372,13 +376,13 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 		}
 	}
 	if old == nil || len(changed) > len(old.base.files)/fileDeltaShare {
-		base, err := readFilePart(ctx, e, tx, now)
+		base, err := readFilePart(ctx, e, tx, now, bg)
 		if err != nil {
 			return nil, err
 		}
 		return &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}, nil
 	}
-	delta, err := readFilePart(ctx, e, tx, changed)
+	delta, err := readFilePart(ctx, e, tx, changed, bg)
 	if err != nil {
 		return nil, err
 	}
@@ -392,14 +396,24 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 // fileBlobBatch is how many files one read of kept counts asks for.
 const fileBlobBatch = 512
 
-// readFilePart reads the kept counts of files into a new part.
-func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry) (*filePart, error) {
+// A build in the background yields to the searches after every
+// yieldFiles files' counts and every yieldUnits units (each about a
+// millisecond of work over Go's tree).
+const (
+	yieldFiles = 8
+	yieldUnits = 48
+)
+
+// readFilePart reads the kept counts of files into a new part; in the
+// background (bg) it yields to the searches every yieldFiles files.
+func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry, bg bool) (*filePart, error) {
 	p := newFilePart()
 	byKey := make(map[string]int, len(files))
 	for i, f := range files {
 		byKey[fileKeyOf(f.sourceID, f.path)] = i
 	}
 	var stemBuf []byte
+	n := 0
 	for lo := 0; lo < len(files); lo += fileBlobBatch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -427,6 +441,12 @@ func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry)
 			if i, ok := byKey[fileKeyOf(src, path)]; ok {
 				stemBuf = p.add(files[i], blob, stemBuf)
 			}
+			if n++; bg && n%yieldFiles == 0 {
+				if err := e.Foreground.Yield(ctx); err != nil {
+					rows.Close()
+					return nil, err
+				}
+			}
 		}
 		err = rows.Err()
 		rows.Close()
@@ -435,7 +455,7 @@ func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry)
 		}
 	}
 	p.pack()
-	if err := readUnits(ctx, e, tx, p); err != nil {
+	if err := readUnits(ctx, e, tx, p, bg); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -54,7 +54,7 @@ func (e *Engine) PrepareCommit(ctx context.Context, tx *sql.Tx) func(committed b
 	gen, _, err := readGeneration(ctx, e, tx)
 	var ix *fileIndex
 	if err == nil {
-		ix, err = refreshFileIndex(ctx, e, tx, old)
+		ix, err = refreshFileIndex(ctx, e, tx, old, true)
 	}
 	e.writer.Store(nil)
 	if err != nil || ix == nil {

@@ -95,8 +95,9 @@ const unitFileBatch = 256
 
 // readUnits counts the leaf units of the part's files into it. A part
 // whose units are more than maxUnitPostings pairs, or that are not in one
-// range of rows per file, keeps none (unitsOK false).
-func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart) error {
+// range of rows per file, keeps none (unitsOK false). In the background
+// (bg) it yields to the searches every yieldUnits units.
+func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool) error {
 	p.fileUnits = make([][2]int32, len(p.files))
 	uc := newUnitCounter()
 	postings := 0
@@ -142,6 +143,12 @@ func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart) error {
 			}
 			c.decodeHeadings()
 			postings += p.addUnit(uc, &c, file)
+			if bg && len(p.units)%yieldUnits == 0 {
+				if err := e.Foreground.Yield(ctx); err != nil {
+					rows.Close()
+					return err
+				}
+			}
 			if postings > maxUnitPostings {
 				rows.Close()
 				p.unitsOK = false

@@ -32,6 +32,10 @@ type Engine struct {
 	// all: the ranking the pool is measured against (bench/eval -agree).
 	// Far too slow for serving.
 	Exhaustive bool
+	// Foreground, when set, is what the file index's build before a
+	// commit gives way to (workspace.Foreground): it yields to it every
+	// few files and units.
+	Foreground *workspace.Foreground
 	// noUnits, for comparison in tests and benchmarks, ranks without the
 	// unit index (stage A's FTS5 probes).
 	noUnits bool

@@ -244,7 +244,7 @@ func BenchmarkFileIndexBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ix, err = refreshFileIndex(ctx, e, tx, nil)
+		ix, err = refreshFileIndex(ctx, e, tx, nil, false)
 		tx.Rollback()
 		if err != nil || ix == nil {
 			b.Fatalf("no file index: %v", err)

@@ -106,6 +106,9 @@ type SearcherOptions struct {
 	CacheSize int
 	// Logger receives panics of shared rankings; nil is silent.
 	Logger *slog.Logger
+	// Foreground, when set, counts every search from its cache miss to
+	// the end of its turn: background work gives way to them.
+	Foreground *workspace.Foreground
 }
 
 // Searcher answers searches (docs/architecture.md, "Search service"): it
@@ -121,6 +124,7 @@ type Searcher[C any] struct {
 	runs    *Recorder
 	log     *slog.Logger
 	gate    *rankGate
+	fg      *workspace.Foreground
 	cache   *searchCache[C]
 	flights rankFlights[C]
 	// generation moves whenever the index may have changed: it is part
@@ -141,6 +145,7 @@ func NewSearcher[C any](ctx context.Context, o SearcherOptions) *Searcher[C] {
 	return &Searcher[C]{
 		ranker: o.Ranker, db: o.DB, runs: o.Runs, log: log,
 		gate:  newRankGate(max(1, o.Slots)),
+		fg:    o.Foreground,
 		cache: newSearchCache[C](max(1, o.CacheSize)),
 		life:  ctx,
 	}
@@ -292,11 +297,16 @@ func (s *Searcher[C]) ranked(ctx context.Context, p workspace.Principal, norm Qu
 	if t.entry = s.cache.get(key); t.entry != nil {
 		return t, nil
 	}
+	leave := s.fg.Enter()
 	release, err := s.gate.acquire(ctx, callerKey(ctx, p), Heavy(norm))
 	if err != nil {
+		leave()
 		return t, err
 	}
-	t.endTurn = sync.OnceFunc(release)
+	t.endTurn = sync.OnceFunc(func() {
+		release()
+		leave()
+	})
 	// Ranked while this caller waited (its own earlier search, say)?
 	if t.entry = s.cache.peek(key); t.entry != nil {
 		return t, nil

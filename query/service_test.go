@@ -164,3 +164,55 @@ func TestCallerPerProcess(t *testing.T) {
 		t.Fatalf("an issued token is the callers %q and %q, want %q", a, b, reader.ID)
 	}
 }
+
+// busyRanker is the Engine, noting how many foreground requests run
+// while it ranks.
+type busyRanker struct {
+	*Engine
+	fg   *workspace.Foreground
+	busy atomic.Int64
+}
+
+func (r *busyRanker) SearchNormalized(ctx context.Context, p workspace.Principal, norm QueryRequest) (Ranked, error) {
+	r.busy.Store(int64(r.fg.Busy()))
+	return r.Engine.SearchNormalized(ctx, p, norm)
+}
+
+// TestSearchIsForeground: a search counts as foreground work from its
+// cache miss to the end of its turn, and not once it is over, whether it
+// was ranked or gave up waiting for its turn.
+func TestSearchIsForeground(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{"harbour.md": "# Harbour\n\nThe pilot boards at the outer buoy.\n"})
+	runs := NewRecorder(env.db, false, nil)
+	t.Cleanup(runs.Close)
+	fg := &workspace.Foreground{}
+	r := &busyRanker{Engine: env.engine, fg: fg}
+	s := NewSearcher[[]int](context.Background(), SearcherOptions{Ranker: r, DB: env.db, Runs: runs, Slots: 2, CacheSize: 16, Foreground: fg})
+	p := workspace.Principal{ID: workspace.OwnerPrincipalID, Grant: workspace.GrantManage}
+	if _, err := rankedFor(context.Background(), s, p, "pilot buoy"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.busy.Load(); n != 1 {
+		t.Errorf("%d foreground requests while ranking, want 1", n)
+	}
+	if n := fg.Busy(); n != 0 {
+		t.Errorf("%d foreground requests after the search", n)
+	}
+	// A caller who gives up while waiting for its turn leaves nothing.
+	unhold := holdGate(t, s.gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := rankedFor(ctx, s, p, "outer harbour")
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a search that gave up: %v", err)
+	}
+	unhold()
+	if n := fg.Busy(); n != 0 {
+		t.Errorf("%d foreground requests after a search gave up", n)
+	}
+}
