@@ -89,6 +89,9 @@ type Options struct {
 // Owner is the single process that holds a workspace: the lock, the
 // database, the loopback listener and endpoint.json.
 type Owner struct {
+	// fg counts the searches being ranked; the syncs and the file
+	// index's builds give way to them (workspace.Foreground).
+	fg        workspace.Foreground
 	layout    workspace.Layout
 	created   bool
 	db        *workspace.DB
@@ -293,6 +296,7 @@ func (own *Owner) openStorage(ctx context.Context, s workspace.Settings) error {
 		DefaultExcludes: s.DefaultExcludes,
 		Logger:          own.log,
 		Publish:         own.prepareCommit,
+		Yield:           own.fg.Yield,
 	}))
 	return nil
 }
@@ -311,12 +315,12 @@ func (own *Owner) prepareCommit(ctx context.Context, tx *sql.Tx) func(bool) {
 // openEngines makes the engines over storage: search, discover, inspect,
 // the merger and the job queue.
 func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
-	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }}
+	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }, Foreground: &own.fg}
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	own.engine.StartWarm(own.life)
 	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
-		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log})
+		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log, Foreground: &own.fg})
 	own.memo = render.NewMemo(searchMemoBytes)
 	own.discoverer = &query.Discoverer{DB: own.db, Cursors: own.cursors, Runs: own.runs, Models: counterItems()}
 	own.inspector = &query.Inspector{DB: own.db, Cursors: own.cursors}

@@ -145,6 +145,7 @@ func (own *Owner) reloadSettings(ctx context.Context) {
 			DefaultExcludes: next.DefaultExcludes,
 			Logger:          own.log,
 			Publish:         own.prepareCommit,
+			Yield:           own.fg.Yield,
 		})
 	}
 	// What only a restart applies keeps its value in force.
