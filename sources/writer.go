@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -300,9 +299,13 @@ func (ix *Indexer) yield(ctx context.Context) error {
 	return ix.opts.Yield(ctx)
 }
 
-// indexSlice is how many new rows (by seq) one slice of indexNew indexes
-// when the sync yields: about 5 ms of FTS5 work over Go's tree.
-const indexSlice = 128
+// How often indexNew gives way when the sync yields: every yieldLeaves
+// leaves and every yieldFiles files indexed, each about 3–5 ms of FTS5
+// work over Go's tree.
+const (
+	yieldLeaves = 96
+	yieldFiles  = 6
+)
 
 // publish calls the Publish option, if any, in tx before it commits.
 func (ix *Indexer) publish(ctx context.Context, tx *sql.Tx) func(bool) {
@@ -512,36 +515,26 @@ func (a *applyTx) insertNew(ctx context.Context) error {
 
 // indexNew indexes every row above maxSeq: the new leaves, one statement,
 // and the new files, another; and counts the churn Optimize reads. With
-// Options.Yield, both statements run over slices of indexSlice rows, with
-// a yield between slices.
+// Options.Yield, both statements give way every few rows
+// (workspace.SQLYield).
 func (a *applyTx) indexNew(ctx context.Context) error {
-	top := a.maxSeq
-	if a.ix.opts.Yield != nil {
-		if err := a.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&top); err != nil {
-			return fmt.Errorf("apply revision: index: %w", err)
+	leaves, doneLeaves := workspace.SQLYield(ctx, yieldLeaves, a.ix.opts.Yield)
+	defer doneLeaves()
+	files, doneFiles := workspace.SQLYield(ctx, yieldFiles, a.ix.opts.Yield)
+	defer doneFiles()
+	res, err := a.tx.ExecContext(ctx, IndexLeavesSQL+` AND tychora_yield(?2)`, a.maxSeq, leaves)
+	if err != nil {
+		if yerr := doneLeaves(); yerr != nil {
+			return yerr
 		}
+		return fmt.Errorf("apply revision: index: %w", err)
 	}
-	var added int64
-	for lo := a.maxSeq; ; lo += indexSlice {
-		hi := lo + indexSlice
-		if a.ix.opts.Yield == nil || hi >= top {
-			hi = math.MaxInt64
+	added, _ := res.RowsAffected()
+	if _, err := a.tx.ExecContext(ctx, IndexFilesSQL+` AND tychora_yield(?2)`, a.maxSeq, files); err != nil {
+		if yerr := doneFiles(); yerr != nil {
+			return yerr
 		}
-		res, err := a.tx.ExecContext(ctx, IndexLeavesSQL+` AND seq <= ?2`, lo, hi)
-		if err != nil {
-			return fmt.Errorf("apply revision: index: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		added += n
-		if _, err := a.tx.ExecContext(ctx, IndexFilesSQL+` AND d.seq <= ?2`, lo, hi); err != nil {
-			return fmt.Errorf("apply revision: index files: %w", err)
-		}
-		if hi == math.MaxInt64 {
-			break
-		}
-		if err := a.ix.yield(ctx); err != nil {
-			return err
-		}
+		return fmt.Errorf("apply revision: index files: %w", err)
 	}
 	if len(a.plan.keeps) > 0 {
 		n, err := indexKeptFiles(ctx, a.tx)

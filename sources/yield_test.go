@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// yieldFiles writes n Go files of several units each, every one with a
+// writeYieldFiles writes n Go files of several units each, every one with a
 // word of its own (uniqN) and one they share.
-func yieldFiles(e *env, n int) {
+func writeYieldFiles(e *env, n int) {
 	for i := range n {
 		var b strings.Builder
 		fmt.Fprintf(&b, "package p\n\n// F%d holds uniq%d.\n", i, i)
@@ -23,9 +23,11 @@ func yieldFiles(e *env, n int) {
 }
 
 // TestSyncYields: a sync with Options.Yield gives way before each
-// file's extraction, each file's rows and each slice of new rows
-// indexed, and the index it commits is whole: every leaf in the units'
-// index (checkFTS), every file in the whole-file index.
+// file's extraction and each file's rows, and every few rows it indexes
+// (inside the one statement per index), and the index it commits is
+// whole: every leaf in the units' index (checkFTS), every file in the
+// whole-file index, in one segment each (no more than a sync that does
+// not yield leaves).
 func TestSyncYields(t *testing.T) {
 	var calls atomic.Int64
 	e := newEnv(t, func(o *Options) {
@@ -35,16 +37,16 @@ func TestSyncYields(t *testing.T) {
 		}
 	})
 	const files = 60
-	yieldFiles(e, files)
+	writeYieldFiles(e, files)
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
 	leaves := e.count(`SELECT count(*) FROM evidence WHERE leaf = 1`)
-	if leaves <= 2*indexSlice {
-		t.Fatalf("%d leaves: too few for several slices", leaves)
+	if leaves <= 2*yieldLeaves {
+		t.Fatalf("%d leaves: too few to yield while indexing them", leaves)
 	}
-	// Extraction and apply, each file; at least two slices between.
-	if n := calls.Load(); n < 2*files+2 {
-		t.Errorf("the sync yielded %d times, want at least %d", n, 2*files+2)
+	// Extraction and apply, each file; the leaves and files indexed.
+	if n, want := calls.Load(), int64(2*files+leaves/yieldLeaves+files/yieldFiles); n != want {
+		t.Errorf("the sync yielded %d times, want %d", n, want)
 	}
 	for i := range files {
 		word := fmt.Sprintf("uniq%d", i)
@@ -58,12 +60,23 @@ func TestSyncYields(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH 'shared'`); n != files {
 		t.Errorf("the whole-file index finds %d files, want %d", n, files)
 	}
+	// The same files synced without yielding: the indexes' segments are
+	// the same.
+	plain := newEnv(t)
+	writeYieldFiles(plain, files)
+	plain.sync(plain.add(SourceInput{Path: "proj"}).ID)
+	for _, table := range []string{"evidence_fts_idx", "file_fts_idx", "evidence_fts_data", "file_fts_data"} {
+		q := `SELECT count(*) FROM ` + table
+		if got, want := e.count(q), plain.count(q); got != want {
+			t.Errorf("%s: %d rows, %d without yielding", table, got, want)
+		}
+	}
 }
 
 // TestSyncYieldEnds: a Yield that fails (its context ended) ends the
 // sync with its error at any step (60 files: calls 1–60 come before
-// the extractions, 61–120 before each file's rows, 121 between the
-// first two slices indexed), and the index keeps what it had.
+// the extractions, 61–120 before each file's rows, 121 within the
+// statement that indexes the leaves), and the index keeps what it had.
 func TestSyncYieldEnds(t *testing.T) {
 	errStop := errors.New("stopped")
 	for _, after := range []int64{0, 30, 61, 120} {
@@ -77,7 +90,7 @@ func TestSyncYieldEnds(t *testing.T) {
 					return ctx.Err()
 				}
 			})
-			yieldFiles(e, 60)
+			writeYieldFiles(e, 60)
 			src := e.add(SourceInput{Path: "proj"})
 			if _, err := e.ix.Sync(context.Background(), src.ID, SyncOptions{}); !errors.Is(err, errStop) {
 				t.Fatalf("Sync: %v, want the yield's error", err)

@@ -71,3 +71,42 @@ func TestForegroundYieldBounded(t *testing.T) {
 		t.Fatalf("Yield returned after %v while busy, before YieldWait", d)
 	}
 }
+
+// TestSQLYield: a statement through tychora_yield(key) calls the
+// registered function every so many rows; its error fails the statement
+// and is kept; an unregistered key yields nothing.
+func TestSQLYield(t *testing.T) {
+	db, err := OpenDB(context.Background(), t.TempDir()+"/index.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const rows = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) SELECT count(*) FROM n WHERE tychora_yield(?)`
+	calls := 0
+	key, done := SQLYield(context.Background(), 7, func(ctx context.Context) error {
+		calls++
+		return ctx.Err()
+	})
+	var n int
+	if err := db.W.QueryRow(rows, key).Scan(&n); err != nil || n != 100 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	if calls != 100/7 {
+		t.Errorf("%d calls over 100 rows, every 7, want %d", calls, 100/7)
+	}
+	if err := done(); err != nil {
+		t.Fatal(err)
+	}
+	// Unregistered now: no more calls.
+	if err := db.W.QueryRow(rows, key).Scan(&n); err != nil || n != 100 || calls != 100/7 {
+		t.Fatalf("after done: count %d, %d calls, %v", n, calls, err)
+	}
+	errStop := errors.New("stop")
+	key, done = SQLYield(context.Background(), 10, func(context.Context) error { return errStop })
+	if err := db.W.QueryRow(rows, key).Scan(&n); err == nil {
+		t.Fatal("a failing yield did not fail the statement")
+	}
+	if err := done(); !errors.Is(err, errStop) {
+		t.Fatalf("done: %v, want the yield's error", err)
+	}
+}
