@@ -15,9 +15,10 @@ import (
 // table) gives way to the searches between rows through the SQL function
 // tychora_yield(key): true for every row, and every so many rows it calls
 // the yield function registered under key (SQLYield). One statement, not
-// many slices of it: FTS5 writes its pending terms out at the start of
-// every statement that changes it, so slices would leave many small
-// segments to merge.
+// many slices of it: FTS5 writes its pending terms out at each statement
+// that changes it, and slices of 128 rows cost a sixth more work and left
+// more segments (docs/architecture.md, "Searches before background
+// work").
 
 // sqlYield is a registered yield function and its row count.
 type sqlYield struct {
