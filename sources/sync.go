@@ -55,10 +55,10 @@ type Options struct {
 	// writer's lock while it does.
 	Publish func(ctx context.Context, tx *sql.Tx) (done func(committed bool))
 	// Yield, when set, is called between the small steps of a sync
-	// (before each file's extraction, each file's rows in the apply, each
-	// slice of new rows indexed), which waits while searches run
-	// (workspace.Foreground.Yield): the owner's searches come first. Its
-	// error (ctx's) ends the sync.
+	// (before each file's extraction and each file's rows in the apply,
+	// and every few rows the indexing statements write), and waits while
+	// searches run (workspace.Foreground.Yield): the owner's searches
+	// come first. Its error (ctx's) ends the sync.
 	Yield func(ctx context.Context) error
 }
 

@@ -152,7 +152,8 @@ const (
 
 	// IndexLeavesSQL indexes every leaf whose seq is above ?1: the rows a
 	// writer inserted after reading MAX(seq). Whoever inserts evidence
-	// must run it (see the migration).
+	// must run it (see the migration). It and IndexFilesSQL end with
+	// their WHERE clause: indexNew adds a condition (tychora_yield).
 	IndexLeavesSQL = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
 		SELECT seq, title, heading_path, path, text, code_terms FROM evidence_leaves WHERE seq > ?1`
 
