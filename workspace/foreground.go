@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,8 @@ type Foreground struct {
 	n    int
 	idle chan struct{} // closed when n drops to 0; nil while n is 0
 	wait time.Duration // the tests' YieldWait; 0: YieldWait
+	// waited counts the Yields that waited.
+	waited atomic.Int64
 }
 
 // YieldWait is the longest one Yield waits for the searches to end.
@@ -60,6 +63,14 @@ func (f *Foreground) Busy() int {
 	return f.n
 }
 
+// Waited reports how many Yields have waited for a foreground request.
+func (f *Foreground) Waited() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.waited.Load()
+}
+
 // Yield returns at once when no foreground request runs; otherwise when
 // none does, after YieldWait, or when ctx ends (with its error).
 func (f *Foreground) Yield(ctx context.Context) error {
@@ -72,6 +83,7 @@ func (f *Foreground) Yield(ctx context.Context) error {
 	if idle == nil {
 		return ctx.Err()
 	}
+	f.waited.Add(1)
 	wait := f.wait
 	if wait == 0 {
 		wait = YieldWait

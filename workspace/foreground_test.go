@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -33,6 +34,9 @@ func TestForegroundYield(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- f.Yield(context.Background()) }()
+	for f.Waited() == 0 { // until the Yield waits
+		runtime.Gosched()
+	}
 	a()
 	a() // once only
 	if n := f.Busy(); n != 1 {
@@ -46,6 +50,9 @@ func TestForegroundYield(t *testing.T) {
 	b()
 	if err := <-done; err != nil {
 		t.Fatalf("Yield: %v", err)
+	}
+	if n := f.Waited(); n != 1 {
+		t.Errorf("Waited %d, want 1 (the first Yield found no request)", n)
 	}
 	leave := f.Enter()
 	defer leave()
