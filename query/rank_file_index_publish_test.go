@@ -3,9 +3,11 @@ package query
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
 )
 
 // A serving engine whose writer builds the file index before it commits
@@ -104,6 +106,65 @@ func TestFileIndexPublishedWithCommit(t *testing.T) {
 	c.mu.Unlock()
 	if next != nil || index != merged {
 		t.Errorf("after a rollback: pending %v, index replaced %v", next != nil, index != merged)
+	}
+	env.engine.Close()
+}
+
+// TestPrepareCommitGivesWay: while a search runs, the build before a
+// commit gives way to it (nothing else in this sync yields) and still
+// prepares the whole index.
+func TestPrepareCommitGivesWay(t *testing.T) {
+	env := newSearchEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fg := &workspace.Foreground{}
+	env.engine.Foreground = fg
+	policy, err := sources.NewPolicy([]string{env.root}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepared := false
+	publish := func(ctx context.Context, tx *sql.Tx) func(bool) {
+		done := env.engine.PrepareCommit(ctx, tx)
+		prepared = done != nil
+		return done
+	}
+	ix := sources.NewIndexer(env.db, policy, sources.NewAssets(t.TempDir()),
+		sources.Options{Workers: 2, TempDir: t.TempDir(), Publish: publish})
+	src := env.folder("go", "default", fileIndexTree())
+	c := &env.engine.fileIdx
+	c.inlineFiles = 1
+	env.engine.StartWarm(ctx)
+	env.engine.warming.Wait()
+	c.done.Wait()
+	// Enough new files and units that the build yields (every yieldFiles
+	// files, every yieldUnits units).
+	for i := range 3 * yieldFiles {
+		var b []byte
+		for j := range yieldUnits / yieldFiles {
+			b = fmt.Appendf(b, "\n// W%d_%d is a wombat.\nfunc W%d_%d() {}\n", i, j, i, j)
+		}
+		env.write(fmt.Sprintf("go/wombat/w%d.go", i), "package wombat\n"+string(b))
+	}
+	leave := fg.Enter() // a search runs all along
+	_, err = ix.Sync(ctx, src, sources.SyncOptions{})
+	leave()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prepared {
+		t.Fatal("no index prepared while a search ran")
+	}
+	// The new files' counts (every yieldFiles files) gave way at least.
+	if n := fg.Waited(); n < 3 {
+		t.Errorf("the build gave way %d times while a search ran, want at least 3", n)
+	}
+	_, now := c.state()
+	if now == nil {
+		t.Fatal("no index after the commit")
+	}
+	if _, ok := now.lookup(fileKeyOf(src, "wombat/w0.go")); !ok {
+		t.Error("the prepared index lacks the new files")
 	}
 	env.engine.Close()
 }
