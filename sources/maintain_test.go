@@ -8,15 +8,36 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tychora/tychora/workspace"
 )
 
 // TestOptimize: the merge runs once enough of the index changed, leaves
-// the index whole (integrity check, same matches), and resets the count.
+// the index whole (integrity check, same matches), and resets the count;
+// in one statement, or in steps of one page with a yield between them
+// when the sync yields.
 func TestOptimize(t *testing.T) {
-	e := newEnv(t, func(o *Options) { o.OptimizeMinChurn = 20 })
+	t.Run("whole", func(t *testing.T) { testOptimize(t, false) })
+	t.Run("steps", func(t *testing.T) {
+		defer func(n int) { mergePages = n }(mergePages)
+		mergePages = 1
+		testOptimize(t, true)
+	})
+}
+
+func testOptimize(t *testing.T, steps bool) {
+	var yields atomic.Int64 // the sync's workers yield at once
+	e := newEnv(t, func(o *Options) {
+		o.OptimizeMinChurn = 20
+		if steps {
+			o.Yield = func(ctx context.Context) error {
+				yields.Add(1)
+				return ctx.Err()
+			}
+		}
+	})
 	ctx := context.Background()
 	for i := range 30 {
 		e.write(fmt.Sprintf("notes/n%02d.md", i), fmt.Sprintf("# Note %d\n\nThe harbour pilot %d reads the tide table.\n", i, i))
@@ -41,9 +62,13 @@ func TestOptimize(t *testing.T) {
 	if n := segments(); n < 2 {
 		t.Fatalf("%d segments before the merge, want two or more", n)
 	}
+	synced := yields.Load()
 	ran, err := e.ix.Optimize(ctx)
 	if err != nil || !ran {
 		t.Fatalf("Optimize = %v, %v; want a merge", ran, err)
+	}
+	if n := yields.Load() - synced; steps && n < 2 {
+		t.Errorf("the merge in steps of a page yielded %d times", n)
 	}
 	if n := segments(); n != 1 {
 		t.Errorf("%d segments after the merge, want 1", n)
