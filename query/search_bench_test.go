@@ -224,7 +224,7 @@ func TestMain(m *testing.M) {
 }
 
 // BenchmarkFileIndexBuild measures building the file index
-// (rank_file_index.go) whole over the index of Go's tree that
+// (rank_file_index_build.go) whole over the index of Go's tree that
 // BenchmarkSearchGoSrc uses (TYCHORA_GOSRC_INDEX to keep it), and reports
 // its files, postings and the heap it holds (heap-MB: live heap after a
 // collection, with the index held, less before).
