@@ -34,10 +34,16 @@ import (
 // bench/load.sh). TYCHORA_BENCH_ROWS=1 adds bm25-rows/q, the rows
 // bm25() ranks per question (stage A's main cost); counting them takes
 // time of its own, so the latencies of such a run mean nothing.
+// TYCHORA_BENCH_NO_FILE_INDEX=1 searches without the file index, as a
+// facet-filtered search, a CLI process without an owner and the first
+// seconds of an owner do (the whole-file probe, rank_file_best.go).
 //
 //	go test -run '^$' -bench SearchGoSrc -benchtime 20x ./query/
 func BenchmarkSearchGoSrc(b *testing.B) {
 	e, n := goSrcEngine(b)
+	e.fileIdx.mu.Lock()
+	e.fileIdx.off = os.Getenv("TYCHORA_BENCH_NO_FILE_INDEX") == "1"
+	e.fileIdx.mu.Unlock()
 	queries := loadBenchQueries(b)
 	b.Logf("index: %d leaf evidence units; %d queries", n, len(queries))
 	ctx := context.Background()
