@@ -15,26 +15,25 @@ import (
 // Completing the best files. Whole-file evidence lifts every unit of a
 // file about the topic, also units whose own score kept them out of the
 // pool. The files that score best by their kept terms, of those the pool
-// holds and of those the whole-file index ranks first for the question
-// (file_fts), get every unit that matches the question, found in the
-// lexical index within the file's range of rows: the page is then the one
-// an exhaustive ranking would give (bench/eval -agree).
+// holds and of those the file index (or, without it, the probe of the
+// units' index by file) ranks first for the question, get every unit that
+// matches the question, found in the lexical index within the file's
+// range of rows: the page is then the one an exhaustive ranking would give
+// (bench/eval -agree).
 
 // bestFiles is how many files, best by whole-file score and role, have
 // their matching units completed.
 const bestFiles = 8
 
 // Without the file index (a facet filter, a process that searches once,
-// the first seconds of an owner: rank_file_index.go), the whole-file FTS5
-// index proposes probedFiles files, best by bm25 times their role prior,
-// and the probedBestFiles best of them and of the pool's files by
-// fileScore have their matching units completed. More than the file
-// index's bestFiles: the probe sees fewer files (those its bm25 ranks
-// first) than the file index scores (all), and a wider completion makes
-// up for it. Over the 191 questions of bench/other-repos.sh, searched by
-// one-shot CLI processes (this path), MRR@10 went from 0.851 to 0.862
-// (the file index: 0.867) for a quarter more time a search on this path
-// (bench/README.md, "Searches without the file index").
+// the first seconds of an owner: rank_file_index.go), the probe
+// (probeFiles) proposes probedFiles files, best by the bm25 of their
+// matching units times their role prior, and the probedBestFiles best of
+// them and of the pool's files by fileScore have their matching units
+// completed. More than the file index's bestFiles: the probe sees fewer
+// files (those its bm25 ranks first) than the file index scores (all),
+// and a wider completion makes up for it (bench/README.md, "Searches
+// without the file index").
 const (
 	probedFiles     = 32
 	probedBestFiles = 16
@@ -53,10 +52,9 @@ const (
 // match, in the file's order (docs/search.md).
 const maxBestFileUnits = 64
 
-// fileProbeRows bounds the rows the whole-file probe may rank, counted
-// as the clauses' units (a file holds a word at most as often as its
-// units do): its clauses are the question's best by weight × idf that
-// fit. At 4,000 the development questions lost 0.012 of MRR@10 at limit
+// fileProbeRows bounds the units the whole-file probe may score, counted
+// by the clauses' document frequencies: its clauses are the question's
+// best by weight × idf that fit. At 4,000 the development questions lost 0.012 of MRR@10 at limit
 // 10 against no bound at all; at 20,000 nothing (docs/search.md).
 const fileProbeRows = 20000
 
@@ -175,10 +173,13 @@ func (s *scorer) pathTF(p string) []float64 {
 	return out
 }
 
-// probeFiles lists the files in scope that the whole-file index ranks
-// first for the question: the OR of its best clauses by weight × idf, as
-// many as fit fileProbeRows, ranked by bm25 over path and text times
-// the role prior (rolePriorSQL).
+// probeFiles lists the files in scope that rank first for the question
+// as wholes: the units that match the OR of its best clauses by weight ×
+// idf, as many as fit fileProbeRows, each scored by bm25() with the
+// profile's weights, summed by file and times the file's role prior
+// (rolePriorSQL). A file about the topic has many units that match; a
+// whole-file FTS5 index ranked files the same way and cost a quarter of
+// every sync (bench/README.md, "Searches without the file index").
 func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, sf *scopeFilter) ([][2]string, error) {
 	idx := make([]int, 0, len(q.clauses))
 	for i, c := range q.clauses {
@@ -201,9 +202,11 @@ func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 		return nil, nil
 	}
 	where, args := sf.sql()
-	w := q.prof.fields
-	stmt := "SELECT e.source_id, e.path FROM file_fts f JOIN evidence e ON e.seq = f.rowid WHERE file_fts MATCH ?" + where +
-		" ORDER BY bm25(file_fts, " + num(w[fieldPath].weight) + ", 1)" + rolePriorSQL(q) + ", f.rowid LIMIT ?"
+	// bm25() cannot be an aggregate's argument: the subquery scores each
+	// unit (LIMIT -1 keeps it from being flattened into the grouping).
+	stmt := "SELECT source_id, path FROM (SELECT e.source_id, e.path, e.role, " + bm25Expr(q.prof) + " AS s, f.rowid AS r" +
+		" FROM evidence_fts f JOIN evidence e ON e.seq = f.rowid WHERE evidence_fts MATCH ?" + where + " LIMIT -1) e" +
+		" GROUP BY source_id, path ORDER BY sum(s)" + rolePriorSQL(q) + ", min(r) LIMIT ?"
 	args = append(append([]any{strings.Join(parts, " OR ")}, args...), probedFiles)
 	res, err := e.query(ctx, tx, stmt, args...)
 	if err != nil {
@@ -225,7 +228,7 @@ func (e *Engine) probeFiles(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 }
 
 // rolePriorSQL scales the probe's bm25 (negative: the lower, the better)
-// by the role prior of each file (e.role: a file's first row carries its
+// by the role prior of each file (e.role: every unit carries its file's
 // role), as fileScore's files are, unless the question asks for roles:
 // else a file's tests and examples, which hold its words as often as it
 // does, fill the probe before it.

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Without the file index, the whole-file probe orders files by bm25 times
-// their role prior: a file's test, which holds its words more often, no
+// Without the file index, the whole-file probe orders files by the bm25
+// of their units times their role prior: a file's test, which holds its words more often, no
 // longer comes before it, unless the question asks for tests.
 func TestProbeFilesRolePrior(t *testing.T) {
 	env := newSearchEnv(t)
@@ -36,8 +36,9 @@ func TestProbeFilesRolePrior(t *testing.T) {
 		}
 		// The order bm25 alone gives.
 		var first string
-		if err := tx.QueryRowContext(ctx, `SELECT e.path FROM file_fts f JOIN evidence e ON e.seq = f.rowid
-			WHERE file_fts MATCH 'spin OR lock' ORDER BY bm25(file_fts, 0.5, 1), f.rowid LIMIT 1`).Scan(&first); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT path FROM (SELECT e.path, `+bm25Expr(prof)+` AS s
+			FROM evidence_fts f JOIN evidence e ON e.seq = f.rowid WHERE evidence_fts MATCH 'spin OR lock' LIMIT -1)
+			GROUP BY path ORDER BY sum(s) LIMIT 1`).Scan(&first); err != nil {
 			t.Fatal(err)
 		}
 		if first != "spin/spin_test.go" {

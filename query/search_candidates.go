@@ -552,13 +552,19 @@ func (sf *scopeFilter) ftsFrom() (from, where string, args []any) {
 // probeSQL is the text of a probe over from with the filter where: its
 // first rows, and its rows best by bm25() with the profile's weights.
 func probeSQL(prof *profile, from, where string) (unranked, ranked string) {
-	w := prof.fields
-	bm25 := fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
-		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
-		num(w[fieldBody].weight), num(w[fieldCode].weight))
+	bm25 := bm25Expr(prof)
 	unranked = "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " LIMIT ?"
 	ranked = "SELECT f.rowid FROM " + from + " WHERE evidence_fts MATCH ?" + where + " ORDER BY " + bm25 + ", f.rowid LIMIT ?"
 	return unranked, ranked
+}
+
+// bm25Expr is FTS5's bm25() of evidence_fts with the profile's column
+// weights.
+func bm25Expr(prof *profile) string {
+	w := prof.fields
+	return fmt.Sprintf("bm25(evidence_fts, %s, %s, %s, %s, %s)",
+		num(w[fieldTitle].weight), num(w[fieldHeading].weight), num(w[fieldPath].weight),
+		num(w[fieldBody].weight), num(w[fieldCode].weight))
 }
 
 // countSQL is the text of countMatches over from with the filter where.
