@@ -93,7 +93,7 @@ func TestFileTermsMigration(t *testing.T) {
 		t.Fatalf("%d indexed files have no terms", n)
 	}
 	e.rewind(t, append(append([]string(nil), undoVisionMigration...),
-		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER IF EXISTS file_fts_delete`, `DROP TABLE IF EXISTS file_fts`,
 		`DELETE FROM schema_migrations WHERE version >= 12`)...)
 	if n := e.count(`SELECT count(*) FROM files f WHERE NOT EXISTS (SELECT 1 FROM file_terms t WHERE t.source_id = f.source_id AND t.path = f.path)`); n != 2 {
 		t.Fatalf("after the migration %d files have no terms, want 2", n)
@@ -143,48 +143,6 @@ func TestFileTermsTable(t *testing.T) {
 	}
 	if n := e.count(kept); n != files-1 {
 		t.Errorf("%d files have kept counts, want %d", n, files-1)
-	}
-}
-
-// The whole-file index holds one row per indexed file and follows
-// changes and deletes: a changed file's old words leave it, a deleted
-// file's row goes.
-func TestFileIndexFollowsChanges(t *testing.T) {
-	e := newEnv(t)
-	e.write("proj/a.go", "package a\n\n// Lighthouse keeps the light.\nfunc Keep() {}\n\n// Wick trims.\nfunc Trim() {}\n")
-	e.write("proj/b.md", "# Notes\n\nThe lighthouse keeper.\n")
-	e.write("proj/c.txt", "Ferry times\n\nThe ferry leaves at noon.\n")
-	src := e.add(SourceInput{Path: "proj"})
-	e.sync(src.ID)
-	files := func(q string) int {
-		return e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH ?`, q)
-	}
-	if n := e.count(`SELECT count(*) FROM file_fts_docsize`); n != 3 {
-		t.Fatalf("%d rows in the file index, want 3", n)
-	}
-	// Words of two units of one file are in one row.
-	if n := files("lighthouse AND wick"); n != 1 {
-		t.Errorf("lighthouse AND wick: %d files, want 1", n)
-	}
-	if n := files("lighthouse"); n != 2 {
-		t.Errorf("lighthouse: %d files, want 2", n)
-	}
-	e.write("proj/a.go", "package a\n\n// Harbour keeps the boats.\nfunc Keep() {}\n")
-	if err := os.Remove(filepath.Join(e.root, "proj", "c.txt")); err != nil {
-		t.Fatal(err)
-	}
-	e.sync(src.ID)
-	if n := files("lighthouse"); n != 1 {
-		t.Errorf("after the change, lighthouse: %d files, want 1", n)
-	}
-	if n := files("harbour"); n != 1 {
-		t.Errorf("after the change, harbour: %d files, want 1", n)
-	}
-	if n := files("ferry"); n != 0 {
-		t.Errorf("after the delete, ferry: %d files, want 0", n)
-	}
-	if n := e.count(`SELECT count(*) FROM file_fts_docsize`); n != 2 {
-		t.Errorf("%d rows in the file index, want 2", n)
 	}
 }
 

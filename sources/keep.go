@@ -55,29 +55,22 @@ const (
 
 // The files that keep units, staged for the statements that remove their
 // changed units and index the new ones: doc is the document's seq; the
-// changed units were doc+kept..doc+old-1 and are doc+kept..doc+units-1;
-// refile is whether the whole-file index reads the file again.
+// changed units were doc+kept..doc+old-1 and are doc+kept..doc+units-1.
 const (
 	sqlKeepCreate = `CREATE TEMP TABLE IF NOT EXISTS apply_keep (doc INTEGER PRIMARY KEY, lo INTEGER NOT NULL,
-		old_hi INTEGER NOT NULL, new_hi INTEGER NOT NULL, refile INTEGER NOT NULL)`
+		old_hi INTEGER NOT NULL, new_hi INTEGER NOT NULL)`
 	sqlKeepClear  = `DELETE FROM temp.apply_keep`
-	sqlKeepInsert = `INSERT INTO temp.apply_keep(doc, lo, old_hi, new_hi, refile) VALUES (?, ?, ?, ?, ?)`
+	sqlKeepInsert = `INSERT INTO temp.apply_keep(doc, lo, old_hi, new_hi) VALUES (?, ?, ?, ?)`
 	// The changed units go (the delete trigger takes them out of
-	// evidence_fts), and the files' rows of the whole-file index. The
-	// unary + keep the planner on the ranges of seqs: an index on
-	// source_id or leaf would read every unit of the source.
+	// evidence_fts). The unary + keep the planner on the ranges of seqs:
+	// an index on source_id or leaf would read every unit of the source.
 	sqlKeepDrop = `DELETE FROM evidence WHERE seq IN (SELECT e.seq FROM temp.apply_keep k
 		CROSS JOIN evidence e ON e.seq BETWEEN k.lo AND k.old_hi WHERE +e.source_id = ?1)`
-	sqlKeepDropFiles = `DELETE FROM file_fts WHERE rowid IN (SELECT doc FROM temp.apply_keep WHERE refile = 1)`
 	// The new units of those files, in seq order (FTS5 starts a segment
-	// whenever a rowid is lower than the one before), and the files.
+	// whenever a rowid is lower than the one before).
 	sqlKeepIndexLeaves = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
 		SELECT l.seq, l.title, l.heading_path, l.path, l.text, l.code_terms FROM temp.apply_keep k
 		CROSS JOIN evidence l ON l.seq BETWEEN k.lo AND k.new_hi WHERE +l.leaf = 1 ORDER BY l.seq`
-	sqlKeepIndexFiles = `INSERT INTO file_fts(rowid, path, text)
-		SELECT d.seq, d.path, (SELECT group_concat(coalesce(l.title, '') || char(10) || coalesce(l.text, '') || char(10) ||
-			coalesce(l.code_terms, ''), char(10)) FROM evidence l WHERE l.source_id = d.source_id AND l.path = d.path AND l.leaf = 1)
-		FROM temp.apply_keep k CROSS JOIN evidence d ON d.seq = k.doc WHERE k.refile = 1 ORDER BY d.seq`
 )
 
 // planKeep decides what the changed file of res keeps of its current
@@ -179,12 +172,8 @@ func dropKeptTails(ctx context.Context, tx *sql.Tx, plan *applyPlan) (int64, err
 	var want int64
 	for _, f := range plan.keeps {
 		want += int64(f.old - f.kept)
-		refile := 0
-		if f.kept < f.old || f.kept < f.units {
-			refile = 1
-		}
 		lo := f.doc + int64(f.kept)
-		if _, err := ins.ExecContext(ctx, f.doc, lo, f.doc+int64(f.old)-1, f.doc+int64(f.units)-1, refile); err != nil {
+		if _, err := ins.ExecContext(ctx, f.doc, lo, f.doc+int64(f.old)-1, f.doc+int64(f.units)-1); err != nil {
 			return 0, err
 		}
 	}
@@ -198,22 +187,16 @@ func dropKeptTails(ctx context.Context, tx *sql.Tx, plan *applyPlan) (int64, err
 		// nothing rather than a file's units among another's.
 		return 0, fmt.Errorf("%d changed units removed, want %d", n, want)
 	}
-	if _, err := tx.ExecContext(ctx, sqlKeepDropFiles); err != nil {
-		return 0, err
-	}
 	return n, nil
 }
 
-// indexKeptFiles indexes the new units of the files that keep units, and
-// those files in the whole-file index; it returns the leaves indexed.
+// indexKeptFiles indexes the new units of the files that keep units; it
+// returns the leaves indexed.
 func indexKeptFiles(ctx context.Context, tx *sql.Tx) (int64, error) {
 	res, err := tx.ExecContext(ctx, sqlKeepIndexLeaves)
 	if err != nil {
 		return 0, err
 	}
 	n, _ := res.RowsAffected()
-	if _, err := tx.ExecContext(ctx, sqlKeepIndexFiles); err != nil {
-		return 0, err
-	}
 	return n, nil
 }

@@ -121,8 +121,8 @@ func unitRows(e *env, ids bool) []string {
 	return out
 }
 
-// indexAnswers lists, for each word, the units and the files each lexical
-// index finds for it, with the files' bm25 scores.
+// indexAnswers lists, for each word, the units the lexical index finds
+// for it.
 func indexAnswers(e *env, words []string) []string {
 	e.t.Helper()
 	var out []string
@@ -136,17 +136,6 @@ func indexAnswers(e *env, words []string) []string {
 			var s string
 			rows.Scan(&s)
 			out = append(out, w+" unit "+s)
-		}
-		rows.Close()
-		rows, err = e.db.R.Query(`SELECT e.path, printf('%.9f', bm25(file_fts)) FROM file_fts f JOIN evidence e ON e.seq = f.rowid
-			WHERE file_fts MATCH ? ORDER BY 1`, w)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		for rows.Next() {
-			var s, score string
-			rows.Scan(&s, &score)
-			out = append(out, w+" file "+s+" "+score)
 		}
 		rows.Close()
 	}
@@ -165,15 +154,6 @@ func checkSeqRanges(e *env) {
 	if n := e.count(`WITH r AS (SELECT source_id, path, min(seq) lo, max(seq) hi FROM evidence GROUP BY source_id, path)
 		SELECT count(*) FROM r JOIN evidence o ON o.seq BETWEEN r.lo AND r.hi AND (o.source_id != r.source_id OR o.path != r.path)`); n != 0 {
 		e.t.Fatalf("%d units inside another file's range of seqs", n)
-	}
-	if n := e.count(`SELECT count(*) FROM evidence WHERE ordinal = 0 AND seq NOT IN (SELECT rowid FROM file_fts)`); n != 0 {
-		e.t.Fatalf("%d files are not in the whole-file index", n)
-	}
-	if n := e.count(`SELECT count(*) FROM file_fts_docsize`); n != e.count(`SELECT count(*) FROM evidence WHERE ordinal = 0`) {
-		e.t.Fatalf("the whole-file index holds %d rows", n)
-	}
-	if _, err := e.db.W.Exec(`INSERT INTO file_fts(file_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
-		e.t.Fatalf("file index integrity check: %v", err)
 	}
 }
 
@@ -265,7 +245,7 @@ func TestKeepStatementsUseSeqRanges(t *testing.T) {
 	if _, err := e.db.W.Exec(sqlKeepCreate); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{sqlKeepDrop, sqlKeepDropFiles, sqlKeepIndexLeaves, sqlKeepIndexFiles, sqlKeepRange} {
+	for _, q := range []string{sqlKeepDrop, sqlKeepIndexLeaves, sqlKeepRange} {
 		args := make([]any, strings.Count(q, "?"))
 		if strings.Contains(q, "?1") {
 			args = args[:1]

@@ -40,7 +40,13 @@ func testOptimize(t *testing.T, steps bool) {
 	})
 	ctx := context.Background()
 	for i := range 30 {
-		e.write(fmt.Sprintf("notes/n%02d.md", i), fmt.Sprintf("# Note %d\n\nThe harbour pilot %d reads the tide table.\n", i, i))
+		// Words of their own: the index spans several pages, so that a
+		// merge in steps of one page takes more than one.
+		var own strings.Builder
+		for j := range 60 {
+			fmt.Fprintf(&own, " buoy%dx%d", i, j)
+		}
+		e.write(fmt.Sprintf("notes/n%02d.md", i), fmt.Sprintf("# Note %d\n\nThe harbour pilot %d reads the tide table.%s\n", i, i, own.String()))
 	}
 	src := e.add(SourceInput{Path: "notes"})
 	e.sync(src.ID)
@@ -201,7 +207,7 @@ func TestContentlessMigration(t *testing.T) {
 			INSERT INTO evidence_fts(evidence_fts, rowid, title, heading_path, path, text, code_terms)
 			VALUES ('delete', old.seq, old.title, old.heading_path, old.path, old.text, old.code_terms); END`,
 		`CREATE TRIGGER evidence_fts_update AFTER UPDATE OF title ON evidence BEGIN SELECT 1; END`,
-		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`, // 12_file_index
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER IF EXISTS file_fts_delete`, `DROP TABLE IF EXISTS file_fts`, // 12_file_index
 		`ALTER TABLE runs DROP COLUMN collections`, // undo 7_runs_scope too
 		`ALTER TABLE files DROP COLUMN role`,       // and 9_roles
 		`ALTER TABLE jobs DROP COLUMN deleted`,     // and the later ones

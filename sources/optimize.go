@@ -81,10 +81,8 @@ func (ix *Indexer) Optimize(ctx context.Context) (bool, error) {
 	if churn*optimizeShare < leaves {
 		return false, nil
 	}
-	for _, table := range []string{"evidence_fts", "file_fts"} {
-		if err := ix.merge(ctx, tx, table); err != nil {
-			return false, err
-		}
+	if err := ix.merge(ctx, tx, "evidence_fts"); err != nil {
+		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'fts_churn'`); err != nil {
 		return false, fmt.Errorf("optimize index: %w", err)

@@ -281,7 +281,7 @@ func TestRolesMigration(t *testing.T) {
 	src := e.add(SourceInput{Path: "proj"})
 	e.sync(src.ID)
 	e.rewind(t, append(append([]string(nil), undoVisionMigration...),
-		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER file_fts_delete`, `DROP TABLE file_fts`,
+		`ALTER TABLE files DROP COLUMN terms`, `DROP TRIGGER IF EXISTS file_fts_delete`, `DROP TABLE IF EXISTS file_fts`,
 		`ALTER TABLE files DROP COLUMN role`,
 		`ALTER TABLE jobs DROP COLUMN deleted`, // and the later ones
 		`ALTER TABLE sources DROP COLUMN watch`,

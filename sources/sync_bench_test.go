@@ -156,7 +156,7 @@ func copyGoTree(b *testing.B, dst string, dirs ...string) {
 // BenchmarkSyncChanged is a sync of a copy of part of Go's tree after
 // 1,000 of its .go files changed (a line with a token of its own appended
 // to each, as bench/watch.sh's checkout does): the removal of their old
-// evidence, the new evidence and both lexical indexes, in one revision.
+// evidence, the new evidence and the lexical index, in one revision.
 func BenchmarkSyncChanged(b *testing.B) {
 	ctx := context.Background()
 	dir := filepath.Join(b.TempDir(), "tree")

@@ -370,8 +370,8 @@ func visionExtraction(ctx context.Context, tx *sql.Tx, sourceID, rev string) (st
 }
 
 // reindexFile brings the image's file up to date with its units: its term
-// counts, its unit count and its row of the whole-file index (keyed by the
-// seq of its first unit, docSeq).
+// counts and its unit count (docSeq, the seq of its first unit, is unused
+// since the whole-file FTS5 index left).
 func reindexFile(ctx context.Context, tx *sql.Tx, sourceID, rel string, docSeq int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT title, text, code_terms FROM evidence
 		WHERE source_id = ? AND path = ? AND leaf = 1 ORDER BY ordinal`, sourceID, rel)
@@ -403,16 +403,5 @@ func reindexFile(ctx context.Context, tx *sql.Tx, sourceID, rel string, docSeq i
 	} else {
 		_, err = tx.ExecContext(ctx, sqlDropTerms, sourceID, rel)
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM file_fts WHERE rowid = ?`, docSeq); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, indexOneFileSQL, docSeq)
 	return err
 }
-
-// indexOneFileSQL is IndexFilesSQL for the one file whose first unit's seq
-// is ?1.
-var indexOneFileSQL = strings.Replace(IndexFilesSQL, "d.seq > ?1", "d.seq = ?1", 1)

@@ -152,19 +152,10 @@ const (
 
 	// IndexLeavesSQL indexes every leaf whose seq is above ?1: the rows a
 	// writer inserted after reading MAX(seq). Whoever inserts evidence
-	// must run it (see the migration). It and IndexFilesSQL end with
-	// their WHERE clause: indexNew adds a condition (tychora_yield).
+	// must run it (see the migration). It ends with its WHERE clause:
+	// indexNew adds a condition (tychora_yield).
 	IndexLeavesSQL = `INSERT INTO evidence_fts(rowid, title, heading_path, path, text, code_terms)
 		SELECT seq, title, heading_path, path, text, code_terms FROM evidence_leaves WHERE seq > ?1`
-
-	// IndexFilesSQL indexes every file whose first unit's seq is above
-	// ?1 in the whole-file index (migration 0012): its path and the
-	// titles, texts and code terms of its leaves. Whoever inserts
-	// evidence must run it too.
-	IndexFilesSQL = `INSERT INTO file_fts(rowid, path, text)
-		SELECT d.seq, d.path, (SELECT group_concat(coalesce(l.title, '') || char(10) || coalesce(l.text, '') || char(10) ||
-			coalesce(l.code_terms, ''), char(10)) FROM evidence l WHERE l.source_id = d.source_id AND l.path = d.path AND l.leaf = 1)
-		FROM evidence d WHERE d.seq > ?1 AND d.ordinal = 0`
 )
 
 // evidenceBatch is how many evidence rows one INSERT statement carries:
@@ -279,6 +270,9 @@ func (ix *Indexer) apply(ctx context.Context, plan *applyPlan, stats *Stats) (er
 	}
 	var done func(bool)
 	if plan.newRevision {
+		if err := flushFTS(ctx, tx); err != nil {
+			return fmt.Errorf("apply revision: %w", err)
+		}
 		done = ix.publish(ctx, tx)
 	}
 	err = tx.Commit()
@@ -301,12 +295,21 @@ func (ix *Indexer) yield(ctx context.Context) error {
 }
 
 // How often indexNew gives way when the sync yields: every yieldLeaves
-// leaves and every yieldFiles files indexed, each about 3–5 ms of FTS5
-// work over Go's tree.
-const (
-	yieldLeaves = 96
-	yieldFiles  = 6
-)
+// leaves indexed, about 3–5 ms of FTS5 work over Go's tree.
+const yieldLeaves = 96
+
+// flushFTS writes what FTS5 holds in memory of the transaction's writes
+// to the index's tables, as it does at a commit: a savepoint makes it
+// flush (its xSavepoint). The statement that indexes new rows leaves its
+// terms pending; publish then reads the index's generation (its
+// structure record) as the commit will leave it.
+func flushFTS(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT tychora_flush`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE tychora_flush`)
+	return err
+}
 
 // publish calls the Publish option, if any, in tx before it commits.
 func (ix *Indexer) publish(ctx context.Context, tx *sql.Tx) func(bool) {
@@ -364,10 +367,10 @@ func (a *applyTx) touchOnly(ctx context.Context) error {
 // FTS5's sake, not only for correctness:
 //
 //  1. every removal first, one statement per table (the delete triggers
-//     take the rows out of both lexical indexes);
+//     take the rows out of the lexical index);
 //  2. then the new rows, with no FTS5 write among them;
-//  3. then one statement per lexical index that indexes all the new
-//     rows (IndexLeavesSQL, IndexFilesSQL).
+//  3. then one statement that indexes all the new rows
+//     (IndexLeavesSQL).
 //
 // FTS5 flushes its pending terms to a new segment at every statement's
 // savepoint: indexing row by row, or interleaving index writes with other
@@ -521,8 +524,6 @@ func (a *applyTx) insertNew(ctx context.Context) error {
 func (a *applyTx) indexNew(ctx context.Context) error {
 	leaves, doneLeaves := workspace.SQLYield(ctx, yieldLeaves, a.ix.opts.Yield)
 	defer doneLeaves()
-	files, doneFiles := workspace.SQLYield(ctx, yieldFiles, a.ix.opts.Yield)
-	defer doneFiles()
 	res, err := a.tx.ExecContext(ctx, IndexLeavesSQL+` AND tychora_yield(?2)`, a.maxSeq, leaves)
 	if err != nil {
 		if yerr := doneLeaves(); yerr != nil {
@@ -531,12 +532,6 @@ func (a *applyTx) indexNew(ctx context.Context) error {
 		return fmt.Errorf("apply revision: index: %w", err)
 	}
 	added, _ := res.RowsAffected()
-	if _, err := a.tx.ExecContext(ctx, IndexFilesSQL+` AND tychora_yield(?2)`, a.maxSeq, files); err != nil {
-		if yerr := doneFiles(); yerr != nil {
-			return yerr
-		}
-		return fmt.Errorf("apply revision: index files: %w", err)
-	}
 	if len(a.plan.keeps) > 0 {
 		n, err := indexKeptFiles(ctx, a.tx)
 		if err != nil {
@@ -596,18 +591,16 @@ const bulkUnits = OptimizeMinChurn / 2
 // indexes keep outside a large revision's apply.
 const defaultAutomerge = 4
 
-// setAutomerge sets FTS5's automerge of both lexical indexes in tx.
+// setAutomerge sets FTS5's automerge of the lexical index in tx.
 func setAutomerge(ctx context.Context, tx *sql.Tx, n int) error {
-	for _, table := range []string{"evidence_fts", "file_fts"} {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('automerge', ?)`, n); err != nil {
-			return fmt.Errorf("automerge: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO evidence_fts(evidence_fts, rank) VALUES ('automerge', ?)`, n); err != nil {
+		return fmt.Errorf("automerge: %w", err)
 	}
 	return nil
 }
 
 // smallMergePages is the merge work, in pages written, that a small
-// revision of kept files asks of each lexical index. FTS5's automerge
+// revision of kept files asks of the lexical index. FTS5's automerge
 // works in proportion to the pages a flush writes: a kept file writes
 // one or two leaves where it wrote all of them, every revision still
 // adds a segment, and without this the segments piled up until FTS5's
@@ -615,13 +608,11 @@ func setAutomerge(ctx context.Context, tx *sql.Tx, n int) error {
 // 3.5 s on Go's tree, bench/README.md, "Kept units").
 const smallMergePages = 64
 
-// mergeSome does up to smallMergePages of merge work on each lexical
+// mergeSome does up to smallMergePages of merge work on the lexical
 // index, on levels that hold as many segments as automerge waits for.
 func mergeSome(ctx context.Context, tx *sql.Tx) error {
-	for _, table := range []string{"evidence_fts", "file_fts"} {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+`(`+table+`, rank) VALUES ('merge', ?)`, smallMergePages); err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO evidence_fts(evidence_fts, rank) VALUES ('merge', ?)`, smallMergePages); err != nil {
+		return fmt.Errorf("merge: %w", err)
 	}
 	return nil
 }

@@ -24,10 +24,9 @@ func writeYieldFiles(e *env, n int) {
 
 // TestSyncYields: a sync with Options.Yield gives way before each
 // file's extraction and each file's rows, and every few rows it indexes
-// (inside the one statement per index), and the index it commits is
-// whole: every leaf in the units' index (checkFTS), every file in the
-// whole-file index, in one segment each (no more than a sync that does
-// not yield leaves).
+// (inside the one statement that indexes them), and the index it commits
+// is whole: every leaf in the units' index, in the segments a sync that
+// does not yield leaves.
 func TestSyncYields(t *testing.T) {
 	var calls atomic.Int64
 	e := newEnv(t, func(o *Options) {
@@ -44,8 +43,8 @@ func TestSyncYields(t *testing.T) {
 	if leaves <= 2*yieldLeaves {
 		t.Fatalf("%d leaves: too few to yield while indexing them", leaves)
 	}
-	// Extraction and apply, each file; the leaves and files indexed.
-	if n, want := calls.Load(), int64(2*files+leaves/yieldLeaves+files/yieldFiles); n != want {
+	// Extraction and apply, each file; the leaves indexed.
+	if n, want := calls.Load(), int64(2*files+leaves/yieldLeaves); n != want {
 		t.Errorf("the sync yielded %d times, want %d", n, want)
 	}
 	for i := range files {
@@ -53,19 +52,13 @@ func TestSyncYields(t *testing.T) {
 		if n := e.count(`SELECT count(*) FROM evidence_fts WHERE evidence_fts MATCH ?`, word); n != 1 {
 			t.Errorf("%s: %d units found, want 1", word, n)
 		}
-		if n := e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH ?`, word); n != 1 {
-			t.Errorf("%s: %d files found, want 1", word, n)
-		}
-	}
-	if n := e.count(`SELECT count(*) FROM file_fts WHERE file_fts MATCH 'shared'`); n != files {
-		t.Errorf("the whole-file index finds %d files, want %d", n, files)
 	}
 	// The same files synced without yielding: the indexes' segments are
 	// the same.
 	plain := newEnv(t)
 	writeYieldFiles(plain, files)
 	plain.sync(plain.add(SourceInput{Path: "proj"}).ID)
-	for _, table := range []string{"evidence_fts_idx", "file_fts_idx", "evidence_fts_data", "file_fts_data"} {
+	for _, table := range []string{"evidence_fts_idx", "evidence_fts_data"} {
 		q := `SELECT count(*) FROM ` + table
 		if got, want := e.count(q), plain.count(q); got != want {
 			t.Errorf("%s: %d rows, %d without yielding", table, got, want)
