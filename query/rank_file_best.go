@@ -54,9 +54,12 @@ const maxBestFileUnits = 64
 
 // fileProbeRows bounds the units the whole-file probe may score, counted
 // by the clauses' document frequencies: its clauses are the question's
-// best by weight × idf that fit. At 4,000 the development questions lost 0.012 of MRR@10 at limit
-// 10 against no bound at all; at 20,000 nothing (docs/search.md).
-const fileProbeRows = 20000
+// best by weight × idf that fit. Each unit scored costs a bm25() and a
+// lookup of its file: over bench/other-repos.sh's questions, 20,000
+// gave MRR@10 0.859 and a p99 of 71–79 ms on Go's tree, 8,000 0.860 and
+// 43 ms, 4,000 0.854 and 38 ms (bench/README.md, "Searches without the
+// file index").
+const fileProbeRows = 8000
 
 // keptFile is what the index keeps of one file for ranking: the weighted
 // term frequencies of each query term (keptFileTF), its size and role.
