@@ -6,8 +6,9 @@ import (
 )
 
 // Without the file index, the whole-file probe orders files by the bm25
-// of their units times their role prior: a file's test, which holds its words more often, no
-// longer comes before it, unless the question asks for tests.
+// of their units times their role prior: a file's test, which holds its
+// words more often, no longer comes before it, unless the question asks
+// for tests.
 func TestProbeFilesRolePrior(t *testing.T) {
 	env := newSearchEnv(t)
 	tree := fileIndexTree()
