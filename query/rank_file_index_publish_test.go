@@ -51,9 +51,13 @@ func TestFileIndexPublishedWithCommit(t *testing.T) {
 		t.Fatal("the warm-up built no file index")
 	}
 	// A refresh behind the searches would block here from now on.
+	hold := make(chan struct{})
 	c.mu.Lock()
-	c.hold = make(chan struct{})
+	c.hold = hold
 	c.mu.Unlock()
+	// A failure below may leave a refresh waiting on hold: release it
+	// before the engine's Close (an earlier cleanup) waits for it.
+	t.Cleanup(func() { close(hold) })
 
 	env.write("go/added/quokka.go", "package added\n\n// Quokka is new.\nvar Quokka = 1\n")
 	if _, err := ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
