@@ -120,12 +120,16 @@ func cleanPath(p string) bool {
 // path exactly when doublestar.Match does. doublestar v4.10.4 misses a
 // match when the path ends before a brace that a '*' precedes ("a*{b,}"
 // against "a": its expansion "a*" matches); such patterns are left out of
-// the comparison, and tychora matches them as their expansions do.
+// the comparison, and tychora matches them as their expansions do. It
+// misses one too when the path ends before a brace that holds "**" after
+// a slash ("x/{**}" against "x", which its expansion "x/**" matches): a
+// glob with braces may differ from doublestar only where doublestar
+// itself, given the glob's expansions, agrees with tychora.
 func FuzzGlobSet(f *testing.F) {
 	for _, s := range [][2]string{
 		{"**/*.go", "a/b.go"}, {"{a,b}/{c,{d,e}}", "b/e"}, {"[!a]*", "b/c"}, {`\*{x,y\,}`, "*y,"},
 		{"a/**/b", "a/b"}, {"a/**", "a"}, {"{**/,}x", "y/x"}, {"[{]{a,}", "{a"}, {nestedBraces, "a"},
-		{"{a,**}/b/**/c", "x/y/b/c"}, {"*/**/[a-]*", "x/-"}, {"{/**,}", "x"},
+		{"{a,**}/b/**/c", "x/y/b/c"}, {"*/**/[a-]*", "x/-"}, {"{/**,}", "x"}, {"x/{**}", "x"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -148,8 +152,26 @@ func FuzzGlobSet(f *testing.F) {
 		if err != nil {
 			t.Fatalf("doublestar refuses %q: %v", glob, err)
 		}
-		if got := gs.Match(path); got != want {
+		if got := gs.Match(path); got != want && !(strings.Contains(glob, "{") && expansionsMatch(t, glob, path) == got) {
 			t.Fatalf("%q against %q: %v, doublestar %v", glob, path, got, want)
 		}
 	})
+}
+
+// expansionsMatch reports whether doublestar matches path with one of
+// glob's brace-free expansions.
+func expansionsMatch(t *testing.T, glob, path string) bool {
+	t.Helper()
+	exps, problem := expandGlob(glob)
+	if problem != "" {
+		t.Fatalf("%q: %s", glob, problem)
+	}
+	for _, g := range exps {
+		if ok, err := doublestar.Match(g, path); err != nil {
+			t.Fatalf("doublestar refuses %q: %v", g, err)
+		} else if ok {
+			return true
+		}
+	}
+	return false
 }
