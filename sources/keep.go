@@ -156,8 +156,7 @@ func updateKept(ctx context.Context, st *txStmts, plan *applyPlan, r *fileResult
 }
 
 // dropKeptTails stages the files that keep units and removes their
-// changed units and their rows of the whole-file index; it returns the
-// rows removed.
+// changed units; it returns the rows removed.
 func dropKeptTails(ctx context.Context, tx *sql.Tx, plan *applyPlan) (int64, error) {
 	for _, q := range []string{sqlKeepCreate, sqlKeepClear} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -204,7 +204,7 @@ type visionRequest struct {
 // transaction: it checks the selection again (NOT_FOUND when it is gone,
 // CONFLICT when the image changed), replaces the text recorded for the
 // selection before (if any) with this one, indexes it (the unit, and the
-// image's file in the whole-file index) and relates it to the image's
+// image's file's term counts) and relates it to the image's
 // evidence. ok is false when the job carries no submission (an add or a
 // sync).
 func (ix *Indexer) ApplySelectionText(ctx context.Context, jobID string) (out SelectionText, ok bool, err error) {
@@ -259,10 +259,9 @@ func writeSelectionText(ctx context.Context, tx *sql.Tx, sel Selection, req visi
 		return "", err
 	}
 	var role string
-	var docSeq int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(f.role, 'source'), e.seq FROM files f
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(f.role, 'source') FROM files f
 		JOIN evidence e ON e.source_id = f.source_id AND e.path = f.path AND e.evidence_id = ?
-		WHERE f.source_id = ? AND f.path = ?`, sel.EvidenceID, sel.SourceID, sel.Path).Scan(&role, &docSeq); err != nil {
+		WHERE f.source_id = ? AND f.path = ?`, sel.EvidenceID, sel.SourceID, sel.Path).Scan(&role); err != nil {
 		return "", fmt.Errorf("the image's evidence: %w", err)
 	}
 
@@ -301,7 +300,7 @@ func writeSelectionText(ctx context.Context, tx *sql.Tx, sel Selection, req visi
 	if _, err := tx.ExecContext(ctx, IndexLeavesSQL, maxSeq); err != nil {
 		return "", fmt.Errorf("index: %w", err)
 	}
-	if err := reindexFile(ctx, tx, sel.SourceID, sel.Path, docSeq); err != nil {
+	if err := reindexFile(ctx, tx, sel.SourceID, sel.Path); err != nil {
 		return "", err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE extractions SET files = 1,
@@ -370,9 +369,8 @@ func visionExtraction(ctx context.Context, tx *sql.Tx, sourceID, rev string) (st
 }
 
 // reindexFile brings the image's file up to date with its units: its term
-// counts and its unit count (docSeq, the seq of its first unit, is unused
-// since the whole-file FTS5 index left).
-func reindexFile(ctx context.Context, tx *sql.Tx, sourceID, rel string, docSeq int64) error {
+// counts and its unit count.
+func reindexFile(ctx context.Context, tx *sql.Tx, sourceID, rel string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT title, text, code_terms FROM evidence
 		WHERE source_id = ? AND path = ? AND leaf = 1 ORDER BY ordinal`, sourceID, rel)
 	if err != nil {

@@ -517,9 +517,9 @@ func (a *applyTx) insertNew(ctx context.Context) error {
 	return applyTouched(ctx, a.tx, a.plan.src.ID, a.plan.touched)
 }
 
-// indexNew indexes every row above maxSeq: the new leaves, one statement,
-// and the new files, another; and counts the churn Optimize reads. With
-// Options.Yield, both statements give way every few rows
+// indexNew indexes every row above maxSeq: the new leaves, in one
+// statement, and the kept files' new units; and counts the churn Optimize
+// reads. With Options.Yield, the statement gives way every few rows
 // (workspace.SQLYield).
 func (a *applyTx) indexNew(ctx context.Context) error {
 	leaves, doneLeaves := workspace.SQLYield(ctx, yieldLeaves, a.ix.opts.Yield)
