@@ -239,6 +239,11 @@ func rolePriorSQL(q *preparedQuery) string {
 	if len(q.asked) > 0 {
 		return ""
 	}
+	return rolePriorCase
+}
+
+// rolePriorCase is rolePriors as an SQL factor of e.role.
+var rolePriorCase = func() string {
 	roles := make([]string, 0, len(rolePriors))
 	for r := range rolePriors {
 		roles = append(roles, r)
@@ -251,7 +256,7 @@ func rolePriorSQL(q *preparedQuery) string {
 	}
 	b.WriteString(" ELSE 1 END")
 	return b.String()
-}
+}()
 
 // completeBestFiles adds to the pool the units of the best files (by
 // fileScore of their kept terms, times their role prior), of the pool's
