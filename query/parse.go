@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -86,6 +87,11 @@ type parsedQuery struct {
 	// names are the identifiers the question names, whose definitions
 	// rank first (rank_file.go).
 	names []qname
+	// forTests: the question names tests as a purpose ("an in-memory
+	// file system for tests", "a mock client used in unit tests"): it
+	// asks for the code that serves tests as much as for the tests
+	// (testPurpose, rolesAsked).
+	forTests bool
 }
 
 // qname is an identifier of the question as a definition would declare
@@ -125,7 +131,38 @@ func parseQuestion(q string) parsedQuery {
 		}
 	}
 	qp.finish()
+	qp.pq.forTests = testPurpose(q)
 	return qp.pq
+}
+
+// purposeWords come before a test word that names tests as a purpose
+// ("for tests", "in unit tests", "during testing"); fillerWords may stand
+// between.
+var (
+	purposeWords = map[string]bool{"for": true, "in": true, "during": true, "within": true, "inside": true, "by": true}
+	fillerWords  = map[string]bool{"the": true, "our": true, "my": true, "your": true, "its": true, "their": true,
+		"unit": true, "integration": true, "e2e": true, "automated": true, "end-to-end": true}
+)
+
+// testPurpose reports whether q names tests as a purpose: a test word
+// (test, tests, testing, unittest, spec, specs) after a purpose word.
+func testPurpose(q string) bool {
+	ws := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
+	})
+	for i, w := range ws {
+		if roleWords[w] != "test" {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && fillerWords[ws[j]] {
+			j--
+		}
+		if j >= 0 && purposeWords[ws[j]] {
+			return true
+		}
+	}
+	return false
 }
 
 // questionParser holds parseQuestion's state.

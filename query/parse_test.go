@@ -207,3 +207,28 @@ func TestFoundParts(t *testing.T) {
 		}
 	}
 }
+
+func TestTestPurpose(t *testing.T) {
+	for q, want := range map[string]bool{
+		"in-memory file system for tests":            true,
+		"mock client that answers requests in tests": true,
+		"a fake clock used in unit tests":            true,
+		"retry helper for the integration tests":     true,
+		"what runs during testing":                   true,
+		"build a test connection for unit tests":     true,
+		"tests for ParseIP":                          false,
+		"ParseIP tests":                              false,
+		"where is the parser tested":                 false,
+		"test the retry loop":                        false,
+		"examples for sort.Slice":                    false,
+		"contest entries for tests?":                 true,
+		"the latest tests of the parser":             false,
+		"FOR TESTS":                                  true,
+		"for":                                        false,
+		"":                                           false,
+	} {
+		if got := testPurpose(q); got != want {
+			t.Errorf("testPurpose(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

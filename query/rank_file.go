@@ -171,6 +171,12 @@ func rolesAsked(pq *parsedQuery, f *Filters) map[string]bool {
 			asked[r] = true
 		}
 	}
+	// A question that names tests as a purpose ("an in-memory file
+	// system for tests") asks for the code that serves them as much as
+	// for the tests: both count fully, as the roles asked.
+	if pq.forTests {
+		asked[string(sources.RoleSource)] = true
+	}
 	if f != nil {
 		for _, r := range f.Roles {
 			asked[r] = true

@@ -736,3 +736,46 @@ fn test_format_hyperlink() {
 		}
 	}
 }
+
+// A question that names tests as a purpose ("… for tests") asks for the
+// code that serves tests as much as for the tests: the support code is
+// not ranked below the tests that use it.
+func TestTestsAsPurpose(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := map[string]string{
+		"testing/fstest/mapfs.go": `package fstest
+
+// A MapFS is a simple in-memory file system for use in tests,
+// represented as a map from path names to information about the
+// files or directories they represent.
+type MapFS map[string]*MapFile
+
+// Open opens the named file.
+func (fsys MapFS) Open(name string) (fs.File, error) { return nil, nil }
+`,
+	}
+	for i, name := range []string{"os/os_test.go", "io/fs/walk_test.go", "embed/embed_test.go"} {
+		tree[name] = fmt.Sprintf(`package test%d
+
+// TestFS%d walks a test tree held in an in-memory file system.
+func TestFS%d(t *testing.T) {
+	fsys := fstest.MapFS{"a": {}, "b": {}}
+	if err := testFS(fsys); err != nil {
+		t.Fatal(err)
+	}
+}
+`, i, i, i)
+	}
+	env.folder("go", "default", tree)
+	for _, q := range []string{"in-memory file system for tests", "an in-memory file system used in unit tests"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		if len(res.Hits) == 0 || res.Hits[0].Path != "testing/fstest/mapfs.go" {
+			t.Errorf("%q: first hits %v, want testing/fstest/mapfs.go first", q, firstPaths(res.Hits, 4))
+		}
+	}
+	// Tests asked for as such still come first.
+	res := env.search(env.all, QueryRequest{Question: "tests of the in-memory file system"})
+	if len(res.Hits) == 0 || res.Hits[0].Role != "test" {
+		t.Errorf("tests asked for: first hits %v, want a test first", firstPaths(res.Hits, 4))
+	}
+}
