@@ -92,6 +92,10 @@ type parsedQuery struct {
 	// asks for the code that serves tests as much as for the tests
 	// (testPurpose, rolesAsked).
 	forTests bool
+	// spelled are the names the question spells in plain words
+	// (spelledNames); their definitions gain less than those of names
+	// written as such (rank_file.go).
+	spelled []qname
 }
 
 // qname is an identifier of the question as a definition would declare
@@ -122,6 +126,7 @@ func parseQuestion(q string) parsedQuery {
 	qp := &questionParser{index: map[string]int{}}
 	for _, seg := range splitQuoted(q) {
 		if seg.quoted {
+			qp.words = append(qp.words, "")
 			qp.quoted(seg.text)
 			continue
 		}
@@ -132,7 +137,31 @@ func parseQuestion(q string) parsedQuery {
 	}
 	qp.finish()
 	qp.pq.forTests = testPurpose(q)
+	qp.pq.spelled = spelledNames(qp.words)
 	return qp.pq
+}
+
+// spelledWords is how many adjacent plain words spell a name: three ("get
+// the current context" spells get_current_context). Two spell the names
+// of too many definitions ("JSON schema", "request context", "text
+// reader"; bench/README.md, "Names spelled in words").
+const spelledWords = 3
+
+// spelledNames are the names that spelledWords adjacent plain words of a
+// question (stop words between them left out; an identifier or a quoted
+// phrase breaks them) spell as a definition would declare them, folded:
+// joined (getcurrentcontext, as the index folds GetCurrentContext and
+// getCurrentContext) and with underscores (get_current_context).
+func spelledNames(words []string) []qname {
+	var out []qname
+	for i := 0; i+spelledWords <= len(words); i++ {
+		run := words[i : i+spelledWords]
+		if slices.Contains(run, "") {
+			continue
+		}
+		out = append(out, qname{name: strings.Join(run, "")}, qname{name: strings.Join(run, "_")})
+	}
+	return out
 }
 
 // purposeWords come before a test word that names tests as a purpose
@@ -171,6 +200,10 @@ type questionParser struct {
 	index     map[string]int // stem → its term
 	buf, sbuf []byte
 	pos       int // tokens added so far: the next term's order
+	// words are the plain words outside quotes in order, stop words left
+	// out, "" where an identifier or a quoted phrase stands
+	// (spelledNames).
+	words []string
 }
 
 // add counts one token of the question: its term (by stem, made on first
@@ -252,10 +285,12 @@ func (qp *questionParser) compound(comp, prevWord string) string {
 			i := qp.add([]byte(w), termWord, 1, true, false)
 			if !qp.pq.terms[i].stop {
 				qp.pq.seq = append(qp.pq.seq, i)
+				qp.words = append(qp.words, w)
 			}
 		}
 		return next
 	}
+	qp.words = append(qp.words, "")
 	qp.identifier(whole, parts, qualified)
 	return next
 }

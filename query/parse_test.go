@@ -232,3 +232,26 @@ func TestTestPurpose(t *testing.T) {
 		}
 	}
 }
+
+func TestSpelledNames(t *testing.T) {
+	names := func(q string) []string {
+		pq := parseQuestion(q)
+		var out []string
+		for _, n := range pq.spelled {
+			out = append(out, n.name)
+		}
+		return out
+	}
+	for q, want := range map[string][]string{
+		"get the current context from inside a command": {"getcurrentcontext", "get_current_context", "currentcontextinside", "current_context_inside", "contextinsidecommand", "context_inside_command"},
+		"read request body":                             {"readrequestbody", "read_request_body"},
+		"read request":                                  nil,
+		"read ParseIP request body":                     nil,
+		`read "request body" now`:                       nil,
+		"read request body, then close":                 {"readrequestbody", "read_request_body", "requestbodyclose", "request_body_close"},
+	} {
+		if got := names(q); !slices.Equal(got, want) {
+			t.Errorf("%q: spelled %q, want %q", q, got, want)
+		}
+	}
+}

@@ -75,6 +75,12 @@ const (
 	// folder of the unit's path but not the whole of it (internal/sync
 	// for sync.Mutex; qualifierIsDir).
 	defDeeperPackage = 0.5
+	// spelledDef is what defining a name the question spells in words
+	// (get_current_context for "get the current context", spelledNames)
+	// adds, in units of the pool's best score, when no name written as
+	// such is defined: half of defBoost, as words are weaker evidence of
+	// a name than the name.
+	spelledDef = 0.5
 	// nameBoost is what the question's words in the file's name and
 	// folder add, at most (all of them), in units of the best score.
 	nameBoost = 0.3
@@ -239,6 +245,8 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		case len(asked) == 0:
 			if d := definesName(q.pq.names, c); d > 0 {
 				s += d * defScale * defBoost * best
+			} else if definesName(q.pq.spelled, c) > 0 {
+				s += spelledDef * best
 			}
 		case isAsked && titleNames(q.pq.names, c):
 			// "tests for ParseIP": the test named for it (TestParseIP,

@@ -779,3 +779,59 @@ func TestFS%d(t *testing.T) {
 		t.Errorf("tests asked for: first hits %v, want a test first", firstPaths(res.Hits, 4))
 	}
 }
+
+// A question that spells a name in three words ("get the current
+// context") puts the definition of that name (get_current_context,
+// GetCurrentContext) before a unit that holds more of its words.
+func TestSpelledNameDefinition(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("click", "default", map[string]string{
+		"click/globals.py": `from threading import local
+
+_local = local()
+
+
+def get_current_context(silent=False):
+    """Returns the current click context."""
+    return _local.stack[-1]
+
+
+def push_context(ctx):
+    """Pushes a new context to the current stack."""
+    _local.__dict__.setdefault("stack", []).append(ctx)
+`,
+		"click/core.py": `def invoke(ctx, command):
+    """Invoke the command inside the context of its parent, then
+    run the command with the context of the parent inside it."""
+    with ctx.scope():
+        return command.callback(**ctx.params)
+`,
+	})
+	env.folder("ctx", "default", map[string]string{
+		"ctx/current.go": `package ctx
+
+// GetCurrentContext returns the context the current command runs in.
+func GetCurrentContext() *Context { return stack[len(stack)-1] }
+`,
+		"ctx/run.go": `package ctx
+
+// Run gets the command's context, runs the command inside the context of
+// its parent, then runs the command with the current context inside it.
+func Run(c *Context, cmd Command) error { return cmd.Run(c.parent) }
+`,
+	})
+	for _, tt := range []struct{ lang, title string }{
+		{"python", "def get_current_context"},
+		{"go", "func GetCurrentContext"},
+	} {
+		res := env.search(env.all, QueryRequest{Question: "get the current context from inside a command",
+			Filters: &Filters{Languages: []string{tt.lang}}})
+		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
+			var got []string
+			for _, h := range res.Hits[:min(3, len(res.Hits))] {
+				got = append(got, h.Path+": "+h.Title)
+			}
+			t.Errorf("%s: first hits %v, want %s first", tt.lang, got, tt.title)
+		}
+	}
+}

@@ -42,12 +42,12 @@ const maxUnitCandidates = 1000
 // unitScratch holds a search's accumulators per unit, kept for the next
 // search.
 type unitScratch struct {
-	t, extra   []float64
-	held       []uint64 // the question's terms (bit t) each unit holds
-	stamp      []uint32
-	titled, in []bool
-	touched    []int32
-	tick       uint32
+	t, extra            []float64
+	held                []uint64 // the question's terms (bit t) each unit holds
+	stamp               []uint32
+	titled, spelled, in []bool
+	touched             []int32
+	tick                uint32
 	// files holds per file ref what unitCandidates works out once;
 	// filesSet the refs it set.
 	files    []unitFile
@@ -66,14 +66,14 @@ var unitScratchPool sync.Pool
 func getUnitScratch(n int) *unitScratch {
 	s, _ := unitScratchPool.Get().(*unitScratch)
 	if s == nil || len(s.t) != n {
-		s = &unitScratch{t: make([]float64, n), extra: make([]float64, n), held: make([]uint64, n), stamp: make([]uint32, n), titled: make([]bool, n), in: make([]bool, n)}
+		s = &unitScratch{t: make([]float64, n), extra: make([]float64, n), held: make([]uint64, n), stamp: make([]uint32, n), titled: make([]bool, n), spelled: make([]bool, n), in: make([]bool, n)}
 	}
 	return s
 }
 
 func (s *unitScratch) release() {
 	for _, u := range s.touched {
-		s.t[u], s.extra[u], s.held[u], s.titled[u], s.in[u] = 0, 0, 0, false, false
+		s.t[u], s.extra[u], s.held[u], s.titled[u], s.spelled[u], s.in[u] = 0, 0, 0, false, false, false
 	}
 	s.touched = s.touched[:0]
 	for _, f := range s.filesSet {
@@ -228,7 +228,7 @@ func (ix *fileIndex) unitsServe(q *preparedQuery) bool {
 // the question (touched, sorted by unit ref): its exact term score (t),
 // the bound of what its phrases and proximity pairs add (extra), the
 // terms it holds (held), and whether its title holds a name of the
-// question (titled).
+// question (titled) or a name the question spells in words (spelled).
 func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch) {
 	n := len(sc.t)
 	k1 := q.prof.k1
@@ -439,6 +439,23 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 		}
 	}
 
+	// D': units whose title holds a name the question spells in words
+	// (spelledNames).
+	if len(q.pq.spelled) > 0 && len(q.asked) == 0 {
+		var buf []byte
+		for _, nm := range q.pq.spelled {
+			buf = sources.ForEachToken(nm.name, buf, func(tok []byte, _, _ int) bool {
+				st := append([]byte(nil), tok...)
+				w.each(stemHash(sources.PorterStem(st)), func(uref, _ int32, u *unitEntry, p unitPosting) {
+					if p.th>>4 > 0 && u.flags&unitCode != 0 && sc.in[uref] {
+						sc.spelled[uref] = true
+					}
+				})
+				return true
+			})
+		}
+	}
+
 	// The units in their order, so that chooseUnits takes their files in
 	// turn and reads the accumulators in the order they lie in memory.
 	if len(sc.touched)*16 > n {
@@ -545,8 +562,13 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		}
 		d := 0.0
 		switch {
-		case len(q.asked) == 0 && sc.titled[uref]:
-			d = defScale * defBoost * bestHi
+		case len(q.asked) == 0 && (sc.titled[uref] || sc.spelled[uref]):
+			if sc.titled[uref] {
+				d = defScale * defBoost * bestHi
+			}
+			if sc.spelled[uref] {
+				d = max(d, spelledDef*bestHi)
+			}
 		case len(q.asked) > 0 && role == 1:
 			d = namedTestBoost * bestHi
 		}

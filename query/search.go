@@ -227,7 +227,7 @@ func (e *Engine) pageHits(ctx context.Context, tx *sql.Tx, q *preparedQuery, pag
 			}
 		}
 		h := c.toHit(snip, q.terms, fileInfo{})
-		if h.Focus != nil && definesName(q.pq.names, c) > 0 {
+		if h.Focus != nil && (definesName(q.pq.names, c) > 0 || definesName(q.pq.spelled, c) > 0) {
 			h.Focus = declarationLine(c, h.Focus)
 		}
 		hits = append(hits, h)
