@@ -18,6 +18,8 @@ import (
 //     question asks about releases;
 //   - manifests: package.json, Cargo.toml, pyproject.toml (×0.5), unless
 //     the question asks about dependencies or the manifest itself;
+//   - build recipes: Dockerfile, Makefile, CMakeLists.txt (×0.5), unless
+//     the question asks about building;
 //   - import blocks: a unit that is mostly import statements (×0.5): it
 //     names what is defined elsewhere;
 //   - hidden files: a tool's configuration (.rubocop.yml, .eslintrc.json,
@@ -29,7 +31,7 @@ import (
 
 // conventions applies the convention priors for one question.
 type conventions struct {
-	platform, changelog, manifest bool // the question asks for them: no prior
+	platform, changelog, manifest, build bool // the question asks for them: no prior
 	// names are the question's words for file names (nameQuery): a
 	// question that names a hidden file's words asks for it
 	names *nameQuery
@@ -40,6 +42,7 @@ func newConventions(pq *parsedQuery, names *nameQuery) *conventions {
 		platform:  asksAny(pq, platformWords),
 		changelog: asksAny(pq, changelogWords),
 		manifest:  asksAny(pq, manifestWords),
+		build:     asksAny(pq, buildWords),
 		names:     names,
 	}
 }
@@ -56,6 +59,9 @@ func (cv *conventions) prior(c *candidate, f *pathFacts) float64 {
 	}
 	if !cv.manifest && f.manifest {
 		p *= manifestPrior
+	}
+	if !cv.build && f.build {
+		p *= buildPrior
 	}
 	if f.hidden && f.nameShareOf(cv.names) == 0 {
 		p *= hiddenPrior
@@ -212,6 +218,51 @@ var manifestWords = map[string]bool{
 // manifestOf reports whether a path is a package manifest.
 func manifestOf(p string) bool {
 	return manifestNames[strings.ToLower(path.Base(p))]
+}
+
+// buildPrior scales a unit of a build recipe when the question does not
+// ask about building: a recipe names the project's sources, features and
+// settings (a Dockerfile's locale, a CMakeLists.txt's options), and says
+// how it is built, not how it works.
+const buildPrior = 0.5
+
+// buildNames are the file names (folded) of build recipes across
+// ecosystems; buildExts their extensions.
+var (
+	buildNames = map[string]bool{
+		"dockerfile": true, "containerfile": true, "makefile": true, "gnumakefile": true,
+		"cmakelists.txt": true, "meson.build": true, "meson_options.txt": true, "meson.options": true,
+		"configure.ac": true, "configure.in": true, "makefile.am": true, "makefile.in": true,
+		"build": true, "build.bazel": true, "workspace": true, "workspace.bazel": true, "module.bazel": true,
+		"jenkinsfile": true, "justfile": true, "rakefile": true, "earthfile": true, "sconstruct": true,
+	}
+	buildExts = map[string]bool{".mk": true, ".cmake": true, ".dockerfile": true, ".bzl": true}
+)
+
+// buildWords are the words of a question about building, which take the
+// build prior off.
+var buildWords = map[string]bool{
+	"build": true, "builds": true, "building": true, "built": true, "compile": true, "compiles": true,
+	"compiling": true, "compilation": true, "docker": true, "dockerfile": true, "container": true,
+	"containers": true, "image": true, "make": true, "makefile": true, "cmake": true, "bazel": true,
+	"meson": true, "autotools": true, "autoconf": true, "configure": true, "install": true,
+	"installation": true, "ci": true, "jenkins": true, "toolchain": true, "link": true, "linker": true,
+	"linking": true, "target": true, "targets": true, "recipe": true,
+}
+
+// buildOf reports whether a path is a build recipe: a name of buildNames,
+// an extension of buildExts, or a Dockerfile or Containerfile variant
+// (Dockerfile.alpine; not a document about one, dockerfile.md).
+func buildOf(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	if buildNames[base] || buildExts[path.Ext(base)] {
+		return true
+	}
+	switch path.Ext(base) {
+	case ".md", ".markdown", ".rst", ".txt", ".adoc", ".html":
+		return false
+	}
+	return strings.HasPrefix(base, "dockerfile.") || strings.HasPrefix(base, "containerfile.")
 }
 
 // importsPrior scales a code unit that is mostly import statements (the

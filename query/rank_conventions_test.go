@@ -13,6 +13,32 @@ func TestManifestOf(t *testing.T) {
 	}
 }
 
+func TestBuildOf(t *testing.T) {
+	for p, want := range map[string]bool{
+		"Dockerfile": true, "docker/Dockerfile.alpine": true, "Makefile": true, "src/Makefile.am": true,
+		"CMakeLists.txt": true, "test/compile-error-test/CMakeLists.txt": true, "cmake/fmt-config.cmake": true,
+		"meson.build": true, "BUILD.bazel": true, "build/rules.mk": true, "Jenkinsfile": true,
+		"build/main.go": false, "src/build.rs": false, "docs/dockerfile.md": false, "builder.py": false,
+		"make.go": false,
+	} {
+		if got := buildOf(p); got != want {
+			t.Errorf("buildOf(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// A build recipe that holds the question's words (a Dockerfile's UTF-8
+// locale) ranks after the code, unless the question asks about building.
+func TestBuildRecipesAfterTheCode(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("jq", "default", map[string]string{
+		"Dockerfile":       "FROM debian:12-slim AS builder\n\nENV LC_ALL=C.UTF-8 \\\n    LANG=C.UTF-8\n\nRUN apt-get update && apt-get install -y build-essential\n",
+		"src/jv_unicode.c": "#include \"jv_unicode.h\"\n\n// Decodes one UTF-8 code point at in, validating the bytes.\nconst char* jvp_utf8_next(const char* in, const char* end, int* codepoint_ret) {\n  int codepoint = -1;\n  unsigned char first = (unsigned char)in[0];\n  int length = utf8_coding_length[first];\n  if (in + length > end) { codepoint = -1; length = end - in; }\n  *codepoint_ret = codepoint;\n  return in + length;\n}\n",
+	})
+	env.wantFirst(t, "decode UTF-8", "src/jv_unicode.c", "the code")
+	env.wantFirst(t, "UTF-8 locale of the docker image", "Dockerfile", "asking about the image")
+}
+
 func TestImportsShare(t *testing.T) {
 	for _, tt := range []struct {
 		name, text string

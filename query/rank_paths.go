@@ -36,9 +36,10 @@ type pathFacts struct {
 	// its words are in.
 	ends  [8]uint32
 	nEnds int8
-	// platform, manifest and hidden are platformOf, manifestOf and
-	// hiddenOf; changelog is changelogOf for a file that is not code.
-	platform, manifest, hidden, changelog bool
+	// platform, manifest, build and hidden are platformOf, manifestOf,
+	// buildOf and hiddenOf; changelog is changelogOf for a file that is
+	// not code.
+	platform, manifest, build, hidden, changelog bool
 	// roles has the bit (roleBit) of each role the path's name words
 	// name (namedRoles).
 	roles uint8
@@ -104,7 +105,7 @@ func factsOf(p string) *pathFacts {
 
 // newPathFacts works out the facts of path p.
 func newPathFacts(p string) *pathFacts {
-	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
+	f := &pathFacts{platform: platformOf(p), manifest: manifestOf(p), build: buildOf(p), hidden: hiddenOf(p), changelog: changelogOf(p, "")}
 	var buf []byte
 	words, base := nameParts(p)
 	named := words[:base]

@@ -16,16 +16,16 @@ func TestPathFacts(t *testing.T) {
 	paths := []string{
 		"net/http/server.go", "os/exec/lp_windows.go", "internal/syscall/unix/at_linux.go",
 		"CHANGELOG.md", "docs/changes/v2.md", "package.json", ".github/workflows/ci.yml",
-		"src/.hidden/tool.py", "sync/rwmutex.go", "a/b/ReadRequestHeader.java",
+		"src/.hidden/tool.py", "sync/rwmutex.go", "a/b/ReadRequestHeader.java", "Dockerfile",
 	}
 	stems := map[string]float64{"http": 0.4, "server": 0.3, "mutex": 0.2, "rwmutex": 0.5, "read": 0.1, "request": 0.2}
 	check := func() {
 		t.Helper()
 		for _, p := range paths {
 			f := factsOf(p)
-			if f.platform != platformOf(p) || f.manifest != manifestOf(p) || f.hidden != hiddenOf(p) || f.changelog != changelogOf(p, "") {
-				t.Errorf("factsOf(%q) = %+v: platform %v manifest %v hidden %v changelog %v", p, *f,
-					platformOf(p), manifestOf(p), hiddenOf(p), changelogOf(p, ""))
+			if f.platform != platformOf(p) || f.manifest != manifestOf(p) || f.build != buildOf(p) || f.hidden != hiddenOf(p) || f.changelog != changelogOf(p, "") {
+				t.Errorf("factsOf(%q) = %+v: platform %v manifest %v build %v hidden %v changelog %v", p, *f,
+					platformOf(p), manifestOf(p), buildOf(p), hiddenOf(p), changelogOf(p, ""))
 			}
 			var want []string
 			for _, w := range nameWords(p) {
