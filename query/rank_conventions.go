@@ -247,7 +247,8 @@ var buildWords = map[string]bool{
 	"containers": true, "image": true, "make": true, "makefile": true, "cmake": true, "bazel": true,
 	"meson": true, "autotools": true, "autoconf": true, "configure": true, "install": true,
 	"installation": true, "ci": true, "jenkins": true, "toolchain": true, "link": true, "linker": true,
-	"linking": true, "target": true, "targets": true, "recipe": true,
+	"linking": true, "target": true, "targets": true, "recipe": true, "compiler": true, "cflags": true,
+	"cxxflags": true, "ldflags": true, "makefiles": true, "dockerfiles": true, "builder": true,
 }
 
 // buildOf reports whether a path is a build recipe: a name of buildNames,
