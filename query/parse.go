@@ -141,25 +141,33 @@ func parseQuestion(q string) parsedQuery {
 	return qp.pq
 }
 
-// spelledWords is how many adjacent plain words spell a name: three ("get
-// the current context" spells get_current_context). Two spell the names
-// of too many definitions ("JSON schema", "request context", "text
-// reader"; bench/README.md, "Names spelled in words").
-const spelledWords = 3
+// spelledWords and spelledWordsMax bound how many adjacent plain words
+// spell a name: three ("get the current context" spells
+// get_current_context) or four ("canonical MIME header key" spells
+// CanonicalMIMEHeaderKey). Two spell the names of too many definitions
+// ("JSON schema", "request context", "text reader"; bench/README.md,
+// "Names spelled in words").
+const (
+	spelledWords    = 3
+	spelledWordsMax = 4
+)
 
-// spelledNames are the names that spelledWords adjacent plain words of a
-// question (stop words between them left out; an identifier or a quoted
-// phrase breaks them) spell as a definition would declare them, folded:
-// joined (getcurrentcontext, as the index folds GetCurrentContext and
-// getCurrentContext) and with underscores (get_current_context).
+// spelledNames are the names that spelledWords to spelledWordsMax
+// adjacent plain words of a question (stop words between them left out;
+// an identifier or a quoted phrase breaks them) spell as a definition
+// would declare them, folded: joined (getcurrentcontext, as the index
+// folds GetCurrentContext and getCurrentContext) and with underscores
+// (get_current_context).
 func spelledNames(words []string) []qname {
 	var out []qname
-	for i := 0; i+spelledWords <= len(words); i++ {
-		run := words[i : i+spelledWords]
-		if slices.Contains(run, "") {
-			continue
+	for i := range words {
+		for n := spelledWords; n <= spelledWordsMax && i+n <= len(words); n++ {
+			run := words[i : i+n]
+			if slices.Contains(run, "") {
+				break
+			}
+			out = append(out, qname{name: strings.Join(run, "")}, qname{name: strings.Join(run, "_")})
 		}
-		out = append(out, qname{name: strings.Join(run, "")}, qname{name: strings.Join(run, "_")})
 	}
 	return out
 }

@@ -243,12 +243,17 @@ func TestSpelledNames(t *testing.T) {
 		return out
 	}
 	for q, want := range map[string][]string{
-		"get the current context from inside a command": {"getcurrentcontext", "get_current_context", "currentcontextinside", "current_context_inside", "contextinsidecommand", "context_inside_command"},
-		"read request body":                             {"readrequestbody", "read_request_body"},
-		"read request":                                  nil,
-		"read ParseIP request body":                     nil,
-		`read "request body" now`:                       nil,
-		"read request body, then close":                 {"readrequestbody", "read_request_body", "requestbodyclose", "request_body_close"},
+		"get the current context from inside a command": {"getcurrentcontext", "get_current_context",
+			"getcurrentcontextinside", "get_current_context_inside", "currentcontextinside", "current_context_inside",
+			"currentcontextinsidecommand", "current_context_inside_command", "contextinsidecommand", "context_inside_command"},
+		"canonical MIME header key": {"canonicalmimeheader", "canonical_mime_header", "canonicalmimeheaderkey",
+			"canonical_mime_header_key", "mimeheaderkey", "mime_header_key"},
+		"read request body":         {"readrequestbody", "read_request_body"},
+		"read request":              nil,
+		"read ParseIP request body": nil,
+		`read "request body" now`:   nil,
+		"read request body, then close": {"readrequestbody", "read_request_body", "readrequestbodyclose",
+			"read_request_body_close", "requestbodyclose", "request_body_close"},
 	} {
 		if got := names(q); !slices.Equal(got, want) {
 			t.Errorf("%q: spelled %q, want %q", q, got, want)
