@@ -25,10 +25,13 @@ import (
 //   - a unit's file role: tests, examples, fixtures, vendored, generated
 //     and minified files count less; a question that asks for a role
 //     ("tests for ParseIP", "example config") turns that around: the
-//     roles it names count fully and the others less;
+//     roles it names count fully and the others less; one that names
+//     tests as a purpose ("a fake clock for tests") asks for source and
+//     tests alike;
 //   - definitions: a unit that declares a name the question holds
 //     (ParseIP, sync.Mutex, func ReadRequest) gains the pool's best score,
-//     more when the qualifier names its package;
+//     more when the qualifier names its package; one that declares a name
+//     three or four of its words spell (get_current_context) gains half;
 //   - file names: words of the question in the file's name or folder;
 //     the files whose names hold the most of them are read whole into
 //     the pool (rank_names.go, completeFiles);
@@ -36,8 +39,9 @@ import (
 //     the term counts kept with the file at ingest, adds to each unit's
 //     own; the best files have all their matching units ranked
 //     (rank_file_best.go);
-//   - platforms: a file made for one operating system or processor counts
-//     less unless the question names one;
+//   - conventions (rank_conventions.go): platform files, change logs,
+//     manifests, build recipes, import blocks and hidden files count
+//     less unless the question asks for them;
 //   - same-file saturation: each further unit of a file already ranked
 //     counts half as much, so one file does not fill a page.
 //
