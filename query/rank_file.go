@@ -358,6 +358,17 @@ func (q *preparedQuery) nameQuery() *nameQuery {
 	}
 	nq := newNameQuery(stems, words)
 	nq.stops = stops
+	if q.pq.forTests {
+		// Tests named as a purpose ("a test HTTP server", "for tests"):
+		// every test has a test word in its name (server_test.go), and
+		// the roles count tests already (rolesAsked). In the name of
+		// what serves tests (Plug's test.ex, net/http/httptest, click's
+		// testing.py) the word still counts.
+		for i := range nq.shares {
+			sh := &nq.shares[i]
+			sh.purpose = slices.ContainsFunc(sh.words, func(w string) bool { return roleWords[w] == "test" })
+		}
+	}
 	return nq
 }
 

@@ -49,6 +49,10 @@ type pathFacts struct {
 	// all of to name the file (nameShareOf).
 	named       []string
 	namedHashes []uint64
+	// testNamed: the file's own name holds a test word beside others
+	// (server_test.go, test_client.py, FooTest.java, app.spec.ts): a
+	// test, named for what it tests.
+	testNamed bool
 }
 
 // genericNames are file names that say nothing of what a file does, but
@@ -114,6 +118,7 @@ func newPathFacts(p string) *pathFacts {
 	}
 	for _, w := range named {
 		f.addNamed(w)
+		f.testNamed = f.testNamed || len(named) > 1 && roleWords[w] == "test"
 	}
 	for _, w := range words {
 		if len(w) >= abbrevMin && !containsString(f.words, w) {
@@ -170,6 +175,9 @@ func (f *pathFacts) nameShareSplit(nq *nameQuery) (share float64, covered bool) 
 	}
 	parts := f.nEnds < 0 || f.nEnds > 0 && nq.sharesEnd(f.ends[:f.nEnds])
 	for _, s := range nq.shares {
+		if s.purpose && f.testNamed {
+			continue
+		}
 		if f.bloom&(1<<(s.hash&63)) != 0 && slices.Contains(f.hashes, s.hash) ||
 			parts && namePart(f.words, s.words) {
 			share += s.share
@@ -291,10 +299,13 @@ type nameQuery struct {
 }
 
 // stemShare is a stem of the question, hashed, with its share and words.
+// A purpose share (a test word of a question that names tests as a
+// purpose) does not count in the name of a test (pathFacts.testNamed).
 type stemShare struct {
-	hash  uint64
-	share float64
-	words []string
+	hash    uint64
+	share   float64
+	words   []string
+	purpose bool
 }
 
 // newNameQuery makes the nameQuery of stems (each with its share) and

@@ -213,3 +213,35 @@ func TestNamedFileRoleCounts(t *testing.T) {
 		}
 	}
 }
+
+// A test word counts in a file's name for a question that names tests as
+// a purpose only where it does not mark a test (testNamed): in Plug's
+// test.ex and the folder of lib/plug/adapters/test/conn.ex, not in
+// server_test.go.
+func TestPurposeShare(t *testing.T) {
+	for p, want := range map[string]bool{
+		"net/http/server_test.go":        true,
+		"tests/test_client.py":           true,
+		"src/test/java/FooTest.java":     true,
+		"src/app.spec.ts":                true,
+		"lib/plug/test.ex":               false,
+		"src/click/testing.py":           false,
+		"net/http/httptest/server.go":    false,
+		"lib/plug/adapters/test/conn.ex": false,
+	} {
+		if got := factsOf(p).testNamed; got != want {
+			t.Errorf("factsOf(%q).testNamed = %v, want %v", p, got, want)
+		}
+	}
+	nq := newNameQuery(map[string]float64{"test": 0.5, "server": 0.5}, map[string][]string{"test": {"test"}, "server": {"server"}})
+	nq.shares[slices.IndexFunc(nq.shares, func(s stemShare) bool { return s.words[0] == "test" })].purpose = true
+	for p, want := range map[string]float64{
+		"net/http/server_test.go":     0.5, // server only
+		"net/http/httptest/server.go": 0.5, // server: "test" is too short to end a name word
+		"lib/plug/test.ex":            0.5,
+	} {
+		if got, _ := factsOf(p).nameShareSplit(nq); math.Abs(got-want) > 1e-9 {
+			t.Errorf("nameShareSplit(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
