@@ -177,16 +177,38 @@ func spelledNames(words []string) []qname {
 // between.
 var (
 	purposeWords = map[string]bool{"for": true, "in": true, "during": true, "within": true, "inside": true, "by": true}
-	fillerWords  = map[string]bool{"the": true, "our": true, "my": true, "your": true, "its": true, "their": true,
+	fillerWords  = map[string]bool{"the": true, "a": true, "an": true, "each": true, "every": true, "our": true,
+		"my": true, "your": true, "its": true, "their": true,
 		"unit": true, "integration": true, "e2e": true, "automated": true, "end-to-end": true}
 )
 
+// testThings are the nouns that "test" or "testing" before them makes a
+// kind of test, not a thing that serves tests: "test cases", "test
+// coverage" ask for tests (testPurpose).
+var testThings = map[string]bool{
+	"case": true, "cases": true, "suite": true, "suites": true, "file": true, "files": true,
+	"function": true, "functions": true, "func": true, "funcs": true, "method": true, "methods": true,
+	"coverage": true, "run": true, "runs": true, "result": true, "results": true, "failure": true,
+	"failures": true, "fails": true, "failing": true, "code": true, "data": true, "table": true,
+	"tables": true, "name": true, "names": true, "for": true, "of": true,
+}
+
 // testPurpose reports whether q names tests as a purpose: a test word
-// (test, tests, testing, unittest, spec, specs) after a purpose word.
+// (test, tests, testing, unittest, spec, specs) after a purpose word ("an
+// in-memory file system for tests"), or "test" or "testing" before the
+// plain noun of a thing ("start a test HTTP server", "testing
+// utilities"): such a thing serves tests, and is mostly not a test
+// itself. A name after it ("test ParseIP"), a stop word ("test the
+// parser") or a noun that makes a kind of test (testThings: "test
+// cases") leaves the question asking for tests.
 func testPurpose(q string) bool {
-	ws := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+	raw := strings.FieldsFunc(q, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
 	})
+	ws := make([]string, len(raw))
+	for i, w := range raw {
+		ws[i] = strings.ToLower(w)
+	}
 	for i, w := range ws {
 		if roleWords[w] != "test" {
 			continue
@@ -198,8 +220,28 @@ func testPurpose(q string) bool {
 		if j >= 0 && purposeWords[ws[j]] {
 			return true
 		}
+		if (w == "test" || w == "testing") && i+1 < len(ws) && thingWord(raw[i+1]) {
+			return true
+		}
 	}
 	return false
+}
+
+// thingWord reports whether w, as the question writes it, is a plain
+// noun that "test" can modify: letters only, lower case or an acronym
+// (HTTP), not a stop word, a role word or one of testThings. A word in
+// mixed case or with digits or underscores is a name.
+func thingWord(w string) bool {
+	lower := strings.ToLower(w)
+	if isStopword(lower) || testThings[lower] || roleWords[lower] != "" {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsLetter(r) && r != '-' {
+			return false
+		}
+	}
+	return lower == w || strings.ToUpper(w) == w
 }
 
 // questionParser holds parseQuestion's state.

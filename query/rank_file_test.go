@@ -784,6 +784,56 @@ func TestFS%d(t *testing.T) {
 	}
 }
 
+// "test" before the plain noun of a thing ("a test HTTP server") names
+// what serves tests, as "for tests" does: the code that starts one ranks
+// above the tests that use it; "test cases" still asks for tests.
+func TestTestAsModifier(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := map[string]string{
+		"net/http/httptest/server.go": `package httptest
+
+// A Server is an HTTP server listening on a system-chosen port on the
+// local loopback interface, for use in end-to-end HTTP tests.
+type Server struct {
+	URL string
+}
+
+// NewServer starts and returns a new Server.
+func NewServer(handler http.Handler) *Server {
+	ts := &Server{}
+	ts.Start()
+	return ts
+}
+`,
+	}
+	for i, name := range []string{"net/http/client_test.go", "net/http/serve_test.go", "net/rpc/server_test.go"} {
+		tree[name] = fmt.Sprintf(`package test%d
+
+// TestServer%d checks what a handler serves over HTTP.
+func TestServer%d(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(serve))
+	defer ts.Close()
+	res, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+}
+`, i, i, i)
+	}
+	env.folder("go", "default", tree)
+	for _, q := range []string{"start a test HTTP server", "test HTTP server"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		if len(res.Hits) == 0 || res.Hits[0].Path != "net/http/httptest/server.go" {
+			t.Errorf("%q: first hits %v, want net/http/httptest/server.go first", q, firstPaths(res.Hits, 4))
+		}
+	}
+	res := env.search(env.all, QueryRequest{Question: "test cases for the HTTP server"})
+	if len(res.Hits) == 0 || res.Hits[0].Role != "test" {
+		t.Errorf("test cases: first hits %v, want a test first", firstPaths(res.Hits, 4))
+	}
+}
+
 // A question that spells a name in three words ("get the current
 // context") puts the definition of that name (get_current_context,
 // GetCurrentContext) before a unit that holds more of its words.
