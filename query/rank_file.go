@@ -259,7 +259,7 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 		}
 		mult := 1.0
 		switch {
-		case len(asked) > 0 && !isAsked:
+		case len(asked) > 0 && !isAsked, q.namedTest(a.facts):
 			mult = otherRoles
 		case len(asked) == 0:
 			if p, ok := rolePriors[role]; ok {
@@ -317,6 +317,18 @@ func (q *preparedQuery) definitionScale() float64 {
 // defShareFull is the share of the question's weight its names must hold
 // for the whole definition boost.
 const defShareFull = 0.5
+
+// namedTest reports whether a file is a test named for what it tests
+// (pathFacts.testNamed: server_test.go, test_client.py) in the answer to
+// a question that names tests as a purpose and no name ("a test HTTP
+// server", "a fake clock for tests"). Such a question asks for what
+// serves tests, the code (httptest/server.go) or a module named for tests
+// alone (Plug's test.ex, click's testing.py); the tests that use it count
+// as a role not asked. One that names a name ("where is ParseIP used in
+// tests") asks for the tests of it (TestParseIP).
+func (q *preparedQuery) namedTest(f *pathFacts) bool {
+	return q.pq.forTests && len(q.pq.names) == 0 && f.testNamed
+}
 
 // nameStems are the stems of the question's scored words, with their
 // share of its weight × idf: what fileNameShare matches file names with.

@@ -834,6 +834,48 @@ func TestServer%d(t *testing.T) {
 	}
 }
 
+// A question that names tests as a purpose and no name ranks what serves
+// tests (a module named for them: Plug's test.ex) above the tests named
+// for what they test (conn_test.exs), which use it.
+func TestTestsAsPurposeBeforeTests(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := map[string]string{
+		"lib/plug/test.ex": `defmodule Plug.Test do
+  @moduledoc """
+  Conveniences for testing plugs: conn/3 builds a connection.
+  """
+
+  def conn(method, path, params_or_body \\ nil) do
+    Plug.Adapters.Test.Conn.conn(%Plug.Conn{}, method, path, params_or_body)
+  end
+end
+`,
+	}
+	for i, name := range []string{"test/plug/conn_test.exs", "test/plug/builder_test.exs", "test/plug/router_test.exs"} {
+		tree[name] = fmt.Sprintf(`defmodule Plug.Test%dTest do
+  use ExUnit.Case, async: true
+  import Plug.Test
+
+  test "build a test connection" do
+    conn = conn(:get, "/")
+    assert conn.method == "GET"
+  end
+
+  test "with a body" do
+    test_conn = conn(:post, "/test", "body")
+    assert test_conn.path_info == ["test"]
+  end
+end
+`, i)
+	}
+	env.folder("plug", "default", tree)
+	q := "build a test connection for unit tests"
+	res := env.search(env.all, QueryRequest{Question: q})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "lib/plug/test.ex" {
+		t.Errorf("%q: first hits %v, want lib/plug/test.ex first", q, firstPaths(res.Hits, 4))
+	}
+}
+
 // A question that spells a name in three words ("get the current
 // context") puts the definition of that name (get_current_context,
 // GetCurrentContext) before a unit that holds more of its words.

@@ -526,6 +526,9 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		case len(q.asked) == 0:
 			ff.testRole = rolePrior(test) * q.docsPrior(test, e.sourceID)
 		}
+		if q.namedTest(facts) {
+			ff.role, ff.testRole = otherRoles, otherRoles
+		}
 		ff.conv[0] = cv.prior(&candidate{}, facts)
 		ff.conv[1] = cv.prior(&candidate{kind: sources.KindCode}, facts)
 		return ff
