@@ -630,7 +630,22 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		}
 	}
 	if len(keep) > maxUnitCandidates {
+		// Past the bound, the units that may hold the best BM25F score
+		// first: the pool's best scales the name boost of every hit, and
+		// a unit whose priors bring it low (a test for a question that
+		// does not ask for tests) may hold it and still have the lowest
+		// upper bound. Then the highest upper bounds.
+		contender := func(i int32) bool {
+			uref := sc.touched[i]
+			return sc.t[uref]+sc.extra[uref] >= bestLo*(1-tol)
+		}
 		slices.SortFunc(keep, func(a, b int32) int {
+			if ca, cb := contender(a), contender(b); ca != cb {
+				if ca {
+					return -1
+				}
+				return 1
+			}
 			if his[a] != his[b] {
 				if his[a] > his[b] {
 					return -1
