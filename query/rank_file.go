@@ -26,8 +26,10 @@ import (
 //     and minified files count less; a question that asks for a role
 //     ("tests for ParseIP", "example config") turns that around: the
 //     roles it names count fully and the others less; one that names
-//     tests as a purpose ("a fake clock for tests") asks for source and
-//     tests alike;
+//     tests as a purpose ("a fake clock for tests", "a test HTTP
+//     server") asks for source and tests alike, and, naming no name,
+//     for what serves tests before the tests named for what they test
+//     (server_test.go);
 //   - definitions: a unit that declares a name the question holds
 //     (ParseIP, sync.Mutex, func ReadRequest) gains the pool's best score,
 //     more when the qualifier names its package; one that declares a name
