@@ -190,7 +190,7 @@ var testThings = map[string]bool{
 	"function": true, "functions": true, "func": true, "funcs": true, "method": true, "methods": true,
 	"coverage": true, "run": true, "runs": true, "result": true, "results": true, "failure": true,
 	"failures": true, "fails": true, "failing": true, "code": true, "data": true, "table": true,
-	"tables": true, "name": true, "names": true, "for": true, "of": true,
+	"tables": true, "name": true, "names": true,
 }
 
 // testPurpose reports whether q names tests as a purpose: a test word
