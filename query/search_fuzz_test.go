@@ -21,6 +21,7 @@ func FuzzSearchQuery(f *testing.F) {
 		"ǅ ǈ ǋ", "\u200b\u200d", "a\u0301", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", strings.Repeat("x", 300), strings.Repeat("a b ", 600),
 		"how does the scheduler work?", "errors.Is", "x86_64::std::vec", "...", "::", "-", "_", "__init__",
 		"a fake clock for unit tests", "read parse http request x86_64 body", "snake case name", "docker build",
+		"start a test HTTP server", "test ParseIP", "testing -", "TEST", "test É", "where is ParseIP used in tests",
 	} {
 		f.Add(s)
 	}
