@@ -200,7 +200,9 @@ var testThings = map[string]bool{
 // utilities"): such a thing serves tests, and is mostly not a test
 // itself. A name after it ("test ParseIP"), a stop word ("test the
 // parser") or a noun that makes a kind of test (testThings: "test
-// cases") leaves the question asking for tests.
+// cases") leaves the question asking for tests, unless that one is
+// singular and a plain noun follows ("a test file system", "a test case
+// generator"; not "test cases pass").
 func testPurpose(q string) bool {
 	raw := strings.FieldsFunc(q, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
@@ -220,7 +222,8 @@ func testPurpose(q string) bool {
 		if j >= 0 && purposeWords[ws[j]] {
 			return true
 		}
-		if (w == "test" || w == "testing") && i+1 < len(ws) && thingWord(raw[i+1]) {
+		if (w == "test" || w == "testing") && i+1 < len(ws) && (thingWord(raw[i+1]) ||
+			testThings[ws[i+1]] && !strings.HasSuffix(ws[i+1], "s") && i+2 < len(ws) && thingWord(raw[i+2])) {
 			return true
 		}
 	}

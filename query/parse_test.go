@@ -235,6 +235,12 @@ func TestTestPurpose(t *testing.T) {
 		"test coverage of the parser":                false,
 		"TEST Server":                                false,
 		"tests server":                               false,
+		"an in-memory test file system":              true,
+		"a test case generator":                      true,
+		"test files for the parser":                  false,
+		"test cases":                                 false,
+		"why do test cases pass on linux":            false,
+		"test data ParseIP":                          false,
 		"for":                                        false,
 		"":                                           false,
 	} {
