@@ -285,6 +285,15 @@ func (e *Engine) StartWarm(ctx context.Context) {
 	}()
 }
 
+// BuildsBehind reports whether the engine builds and refreshes a large
+// workspace's file index behind its searches (StartWarm was called); an
+// engine that does not builds it in the first search that needs it.
+func (e *Engine) BuildsBehind() bool {
+	e.fileIdx.mu.Lock()
+	defer e.fileIdx.mu.Unlock()
+	return e.fileIdx.life != nil
+}
+
 // sqlIndexedFiles counts the files the file index would hold, at most.
 const sqlIndexedFiles = `SELECT count(*) FROM files WHERE status = 'indexed'`
 

@@ -86,3 +86,30 @@ func TestNoJobsLeavesTheQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLocalBuildsInline: the owner of one command (OpenLocal) leaves
+// the file index to its search, which builds it before it ranks, so that
+// the command's answer does not depend on the machine's speed; a serving
+// owner builds it behind its searches.
+func TestOpenLocalBuildsInline(t *testing.T) {
+	ctx := context.Background()
+	dir := newWorkspace(t)
+	own, err := OpenLocal(ctx, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.engine.BuildsBehind() {
+		t.Error("a one-command owner builds the file index behind its search")
+	}
+	if err := own.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start(ctx, Options{Dir: dir, NoJobs: true, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(ctx)
+	if !srv.engine.BuildsBehind() {
+		t.Error("a serving owner builds the file index in its searches")
+	}
+}

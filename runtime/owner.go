@@ -76,6 +76,12 @@ type Options struct {
 	// NoWatch leaves the sources unwatched whatever the watch setting
 	// says: OpenLocal's owner lives for one command.
 	NoWatch bool
+	// NoWarm leaves the search's file index to the first search that
+	// needs it, which builds it and waits (query.Engine.StartWarm not
+	// called): OpenLocal's owner answers one command, whose search would
+	// otherwise come before a large workspace's index is built behind it
+	// and rank without it, better or worse by the machine's speed.
+	NoWarm bool
 	// WatchDebounce, WatchMaxDelay, WatchRescan and MaxWatches tune
 	// watching (sources.WatchOptions: Debounce, MaxDelay, Rescan,
 	// MaxWatches); zero values
@@ -318,7 +324,9 @@ func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }, Foreground: &own.fg}
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
-	own.engine.StartWarm(own.life)
+	if !own.opts.NoWarm {
+		own.engine.StartWarm(own.life)
+	}
 	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
 		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log, Foreground: &own.fg})
 	own.memo = render.NewMemo(searchMemoBytes)
