@@ -48,7 +48,13 @@ func searchCommand(e *env) *cli.Command {
 				return err
 			}
 			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
+				// Without an owner, the search of a large workspace first
+				// builds the file index it ranks with (seconds over tens of
+				// thousands of units): say so on a terminal.
+				stop := slowNote(e.stderr, inProcess && !c.Bool("json") && isTerminal(e.stderr), slowSearchAfter,
+					"tychora: no owner is running, so this search first builds the index it ranks with (tychora serve keeps it)…")
 				out, err := svc.Search(ctx, args)
+				stop()
 				if err != nil {
 					return err
 				}

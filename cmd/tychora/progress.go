@@ -73,3 +73,26 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// slowSearchAfter is how long a search without an owner runs before
+// slowNote says why.
+const slowSearchAfter = time.Second
+
+// slowNote prints note and a newline on w once after, unless stop (the
+// function it returns) is called first; when on is false it does nothing.
+// stop waits for a note being printed, so nothing follows the answer.
+func slowNote(w io.Writer, on bool, after time.Duration, note string) (stop func()) {
+	if !on {
+		return func() {}
+	}
+	done := make(chan struct{})
+	t := time.AfterFunc(after, func() {
+		fmt.Fprintln(w, note)
+		close(done)
+	})
+	return func() {
+		if !t.Stop() {
+			<-done
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,4 +41,50 @@ func TestProgressLine(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("drawn while off: %q", buf.String())
 	}
+}
+
+// slowNote prints its note once the time passed and the work goes on,
+// never when the work ends first or when it is off.
+func TestSlowNote(t *testing.T) {
+	w := &signalWriter{wrote: make(chan struct{}, 1)}
+	stop := slowNote(w, true, time.Millisecond, "building")
+	select {
+	case <-w.wrote:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no note from slow work")
+	}
+	stop()
+	if got := w.String(); got != "building\n" {
+		t.Errorf("slow work: %q, want the note once", got)
+	}
+	quiet := &signalWriter{wrote: make(chan struct{}, 1)}
+	slowNote(quiet, true, time.Hour, "building")()
+	slowNote(quiet, false, time.Nanosecond, "building")()
+	if got := quiet.String(); got != "" {
+		t.Errorf("quick or off: %q, want nothing", got)
+	}
+}
+
+// signalWriter records what is written and signals each write.
+type signalWriter struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
