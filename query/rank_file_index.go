@@ -154,8 +154,9 @@ type fileIndexCache struct {
 // search of a new generation, which the searches of that generation wait
 // for; it takes a few milliseconds. A larger one is refreshed behind the
 // searches when the engine serves (StartWarm): refreshing Go's tree
-// takes 77 ms when no file changed and 0.6 s when all did (a full
-// re-sync), and every search of the generation waited that long
+// took 77 ms when no file changed and 0.6 s when all did (a full
+// re-sync) before the unit index, 3.6 s with it (BenchmarkFileIndexBuild,
+// 2026-12-06), and every search of the generation waited that long
 // (bench/README.md, "Searches during a sync"). Meanwhile its searches run
 // without the file index, as a facet-filtered search does: the
 // whole-file FTS5 probe proposes the best files and their kept counts are
@@ -267,7 +268,7 @@ func (c *fileIndexCache) close() {
 // StartWarm builds the file index of the index's current generation in
 // the background and lets later generations' indexes be refreshed behind
 // the searches (inlineRefreshFiles). The build of a large workspace's
-// index (0.6 s over Go's tree) runs behind the searches too: those that
+// index (3.6 s over Go's tree) runs behind the searches too: those that
 // come meanwhile go without it, as during a refresh, instead of waiting.
 // A small one is built under the cache's lock, so a search that comes
 // first waits the few milliseconds it takes and every ranking of a small
