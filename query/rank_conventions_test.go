@@ -2,27 +2,33 @@ package query
 
 import "testing"
 
-func TestManifestOf(t *testing.T) {
-	for p, want := range map[string]bool{
-		"package.json": true, "packages/core/package.json": true, "Cargo.toml": true, "pyproject.toml": true,
-		"go.mod": true, "src/package.ts": false, "cargo.rs": false, "docs/package.json.md": false,
+// The path conventions (rank_conventions.go): which paths are package
+// manifests, build recipes and hidden files.
+func TestPathConventions(t *testing.T) {
+	for name, tc := range map[string]struct {
+		of    func(string) bool
+		paths map[string]bool
+	}{
+		"manifestOf": {manifestOf, map[string]bool{
+			"package.json": true, "packages/core/package.json": true, "Cargo.toml": true, "pyproject.toml": true,
+			"go.mod": true, "src/package.ts": false, "cargo.rs": false, "docs/package.json.md": false,
+		}},
+		"buildOf": {buildOf, map[string]bool{
+			"Dockerfile": true, "docker/Dockerfile.alpine": true, "Makefile": true, "src/Makefile.am": true,
+			"CMakeLists.txt": true, "test/compile-error-test/CMakeLists.txt": true, "cmake/fmt-config.cmake": true,
+			"meson.build": true, "BUILD.bazel": true, "build/rules.mk": true, "Jenkinsfile": true,
+			"build/main.go": false, "src/build.rs": false, "docs/dockerfile.md": false, "builder.py": false,
+			"make.go": false,
+		}},
+		"hiddenOf": {hiddenOf, map[string]bool{
+			".rubocop.yml": true, ".github/workflows/ci.yml": true, "web/.eslintrc.json": true,
+			"lib/base.rb": false, "../x.go": false, "a/b.c": false,
+		}},
 	} {
-		if got := manifestOf(p); got != want {
-			t.Errorf("manifestOf(%q) = %v, want %v", p, got, want)
-		}
-	}
-}
-
-func TestBuildOf(t *testing.T) {
-	for p, want := range map[string]bool{
-		"Dockerfile": true, "docker/Dockerfile.alpine": true, "Makefile": true, "src/Makefile.am": true,
-		"CMakeLists.txt": true, "test/compile-error-test/CMakeLists.txt": true, "cmake/fmt-config.cmake": true,
-		"meson.build": true, "BUILD.bazel": true, "build/rules.mk": true, "Jenkinsfile": true,
-		"build/main.go": false, "src/build.rs": false, "docs/dockerfile.md": false, "builder.py": false,
-		"make.go": false,
-	} {
-		if got := buildOf(p); got != want {
-			t.Errorf("buildOf(%q) = %v, want %v", p, got, want)
+		for p, want := range tc.paths {
+			if got := tc.of(p); got != want {
+				t.Errorf("%s(%q) = %v, want %v", name, p, got, want)
+			}
 		}
 	}
 }
@@ -71,17 +77,6 @@ func TestImportsAndManifestsAfterTheDefinition(t *testing.T) {
 	})
 	env.wantFirst(t, "match a route with the trie router", "src/router/trie-router/router.ts", "the definition")
 	env.wantFirst(t, "which version of the trie dependency", "package.json", "asking about dependencies")
-}
-
-func TestHiddenOf(t *testing.T) {
-	for p, want := range map[string]bool{
-		".rubocop.yml": true, ".github/workflows/ci.yml": true, "web/.eslintrc.json": true,
-		"lib/base.rb": false, "../x.go": false, "a/b.c": false,
-	} {
-		if got := hiddenOf(p); got != want {
-			t.Errorf("hiddenOf(%q) = %v, want %v", p, got, want)
-		}
-	}
 }
 
 // A tool's hidden configuration ranks after the code, unless the question
