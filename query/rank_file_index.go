@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,6 +103,11 @@ type filePart struct {
 	ustems    map[uint64][]unitPosting
 	fileUnits [][2]int32
 	unitsOK   bool
+
+	// names, kept while a base is built to be saved, are its stems by
+	// their hashes (rank_file_index_saved.go): the hashes are this
+	// process's alone.
+	names map[uint64]string
 }
 
 func newFilePart() *filePart {
@@ -148,6 +154,15 @@ type fileIndexCache struct {
 	// stale keeps nothing.
 	next  *pendingIndex
 	epoch uint64
+
+	// A base being saved (rank_file_index_saved.go): saving while one is
+	// written, saveNext the one to write after it; saves waits for them.
+	saveMu   sync.Mutex
+	saving   bool
+	saveNext *filePart
+	saves    sync.WaitGroup
+	// loaded counts the saved bases read (tests).
+	loaded atomic.Int64
 }
 
 // inlineRefreshFiles: an index of fewer files is refreshed by the first
@@ -263,6 +278,7 @@ func (c *fileIndexCache) close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.done.Wait()
+	c.saves.Wait()
 }
 
 // StartWarm builds the file index of the index's current generation in

@@ -62,6 +62,15 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 	if total > maxFileIndexBytes {
 		return nil, nil
 	}
+	// A large index the engine saves: its first build starts from the
+	// saved base, and a base built whole is saved.
+	saved := e.SavedIndex != "" && len(now) >= e.fileIdx.inlineLimit()
+	if old == nil && saved {
+		if base := e.loadSaved(); base != nil {
+			old = &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}
+			e.fileIdx.loaded.Add(1)
+		}
+	}
 	// The files the old base holds as they are now stay; the others go to
 	// the delta.
 	var keep map[int32]bool
@@ -77,13 +86,16 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 		}
 	}
 	if old == nil || len(changed) > len(old.base.files)/fileDeltaShare {
-		base, err := readFilePart(ctx, e, tx, now, bg)
+		base, err := readFilePart(ctx, e, tx, now, bg, saved)
 		if err != nil {
 			return nil, err
 		}
+		if saved {
+			e.fileIdx.save(e, base)
+		}
 		return &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}, nil
 	}
-	delta, err := readFilePart(ctx, e, tx, changed, bg)
+	delta, err := readFilePart(ctx, e, tx, changed, bg, false)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +118,13 @@ const (
 )
 
 // readFilePart reads the kept counts of files into a new part; in the
-// background (bg) it yields to the searches every yieldFiles files.
-func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry, bg bool) (*filePart, error) {
+// background (bg) it yields to the searches every yieldFiles files. With
+// names, the part keeps its stems' names, to be saved.
+func readFilePart(ctx context.Context, e *Engine, tx *sql.Tx, files []fileEntry, bg, names bool) (*filePart, error) {
 	p := newFilePart()
+	if names {
+		p.names = map[uint64]string{}
+	}
 	byKey := make(map[string]int, len(files))
 	for i, f := range files {
 		byKey[fileKeyOf(f.sourceID, f.path)] = i
@@ -173,8 +189,10 @@ func (p *filePart) add(f fileEntry, blob []byte, buf []byte) []byte {
 	// The path's stems, counted as the scorer counts the path column.
 	pathCounts := map[uint64]uint16{}
 	buf = sources.ForEachToken(f.path, buf, func(tok []byte, _, _ int) bool {
-		h := stemHash(sources.PorterStem(tok))
+		stem := sources.PorterStem(tok)
+		h := stemHash(stem)
 		pathCounts[h] = sat16(uint32(pathCounts[h]) + 1)
+		p.name(h, stem)
 		return true
 	})
 	var added []uint64
@@ -185,7 +203,11 @@ func (p *filePart) add(f fileEntry, blob []byte, buf []byte) []byte {
 			fp.path = n
 			delete(pathCounts, h)
 		}
-		p.stems[h] = append(p.stems[h], fp)
+		ps := p.stems[h]
+		if len(ps) == 0 {
+			p.name(h, stem)
+		}
+		p.stems[h] = append(ps, fp)
 		added = append(added, h)
 		return true
 	})
@@ -200,6 +222,15 @@ func (p *filePart) add(f fileEntry, blob []byte, buf []byte) []byte {
 		p.stems[h] = append(p.stems[h], filePosting{file: id, path: n})
 	}
 	return buf
+}
+
+// name keeps the stem of hash h when the part keeps its stems' names.
+func (p *filePart) name(h uint64, stem []byte) {
+	if p.names != nil {
+		if _, ok := p.names[h]; !ok {
+			p.names[h] = string(stem)
+		}
+	}
 }
 
 // pack moves every stem's postings into one array of their exact size.

@@ -100,6 +100,9 @@ const unitFileBatch = 256
 func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool) error {
 	p.fileUnits = make([][2]int32, len(p.files))
 	uc := newUnitCounter()
+	if p.names != nil {
+		uc.names = []string{}
+	}
 	postings := 0
 	last := int32(-1)
 	for lo := 0; lo < len(p.files); lo += unitFileBatch {
@@ -217,6 +220,11 @@ func (p *filePart) packUnits(uc *unitCounter) {
 		all = append(all, ps...)
 		p.ustems[uc.hashes[st]] = all[start:len(all):len(all)]
 		uc.lists[st] = nil
+		if p.names != nil && uc.names != nil {
+			if _, ok := p.names[uc.hashes[st]]; !ok {
+				p.names[uc.hashes[st]] = uc.names[st]
+			}
+		}
 	}
 	p.units, p.unitFiles = slices.Clip(p.units), slices.Clip(p.unitFiles)
 }
@@ -232,6 +240,8 @@ type unitCounter struct {
 	memo   map[uint64]int32 // folded token's hash → its stem's number
 	ids    map[uint64]int32 // stem's hash → its number
 	hashes []uint64         // each number's stem hash
+	// names, when not nil, are each number's stem (a base to be saved).
+	names []string
 	// lists are each stem's postings (readUnits, addUnit).
 	lists [][]unitPosting
 	// seen is, for each stem, the unit that last counted it (unit); slot
@@ -283,12 +293,16 @@ func (uc *unitCounter) stem(tok []byte) int32 {
 		clear(uc.memo)
 	}
 	uc.buf = append(uc.buf[:0], tok...)
-	h := stemHash(sources.PorterStem(uc.buf))
+	stem := sources.PorterStem(uc.buf)
+	h := stemHash(stem)
 	st, ok := uc.ids[h]
 	if !ok {
 		st = int32(len(uc.hashes))
 		uc.ids[h] = st
 		uc.hashes = append(uc.hashes, h)
+		if uc.names != nil {
+			uc.names = append(uc.names, string(stem))
+		}
 		uc.lists = append(uc.lists, nil)
 		uc.seen = append(uc.seen, 0)
 		uc.slot = append(uc.slot, 0)

@@ -36,6 +36,10 @@ type Engine struct {
 	// commit gives way to (workspace.Foreground): it yields to it every
 	// few files and units.
 	Foreground *workspace.Foreground
+	// SavedIndex, when set, is the file the base of a large workspace's
+	// file index is saved to once built whole, and read from by the
+	// engine's first build (rank_file_index_saved.go).
+	SavedIndex string
 	// noUnits, for comparison in tests and benchmarks, ranks without the
 	// unit index (stage A's FTS5 probes).
 	noUnits bool

@@ -275,3 +275,36 @@ func BenchmarkFileIndexBuild(b *testing.B) {
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MB")
 	runtime.KeepAlive(ix)
 }
+
+// BenchmarkSavedFileIndexLoad measures reading the saved base of the file
+// index of Go's tree (rank_file_index_saved.go) instead of building it
+// (BenchmarkFileIndexBuild), and reports the saved file's size.
+//
+//	TYCHORA_GOSRC_INDEX=/tmp/gs go test -run '^$' -bench SavedFileIndexLoad -benchtime 5x ./query/
+func BenchmarkSavedFileIndexLoad(b *testing.B) {
+	goSrcEngine(b)
+	e := &Engine{DB: goSrc.engine.DB, Cursors: goSrc.engine.Cursors, SavedIndex: filepath.Join(b.TempDir(), "file-index")}
+	defer e.Close()
+	ctx := context.Background()
+	tx, err := e.DB.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := refreshFileIndex(ctx, e, tx, nil, false)
+	tx.Rollback()
+	if err != nil || ix == nil {
+		b.Fatalf("no file index: %v", err)
+	}
+	e.fileIdx.saves.Wait()
+	st, err := os.Stat(e.SavedIndex)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if e.loadSaved() == nil {
+			b.Fatal("the saved base was not read")
+		}
+	}
+	b.ReportMetric(float64(st.Size())/(1<<20), "file-MB")
+}

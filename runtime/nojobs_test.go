@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/internal/testkit"
 	"github.com/tychora/tychora/jobs"
+	"github.com/tychora/tychora/query"
 	"github.com/tychora/tychora/sources"
+	"github.com/tychora/tychora/workspace"
 )
 
 // TestNoJobsLeavesTheQueue: an owner opened with NoJobs (a command that only
@@ -111,5 +114,71 @@ func TestOpenLocalBuildsInline(t *testing.T) {
 	defer srv.Close(ctx)
 	if !srv.engine.BuildsBehind() {
 		t.Error("a serving owner builds the file index in its searches")
+	}
+}
+
+// TestOpenLocalSavesFileIndex: the first command over a large workspace
+// builds the file index and saves its base (.runtime/file-index, 0600);
+// the next command reads it instead of building it again, and answers
+// the same.
+func TestOpenLocalSavesFileIndex(t *testing.T) {
+	root := t.TempDir()
+	// inlineRefreshFiles: a workspace of fewer files is not saved.
+	writeTextTree(t, filepath.Join(root, "notes"), "heron", 1000, 120)
+	dir := filepath.Join(root, ".tychora")
+	if _, err := Init(dir, InitOptions{IngestRoots: []string{root}}); err != nil {
+		t.Fatal(err)
+	}
+	own, err := Start(context.Background(), Options{Dir: dir, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := OwnerContext(context.Background())
+	res, err := own.Service().AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: filepath.Join(root, "notes")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := waitJob(t, own, res.Job.ID); j.State != jobs.StateSucceeded {
+		t.Fatalf("add: %+v", j)
+	}
+	if err := own.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	saved := workspace.NewLayout(dir).FileIndex
+	os.Remove(saved) // the serving owner's, built behind its searches
+	command := func() []string {
+		t.Helper()
+		own, err := OpenLocal(context.Background(), Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer own.Close(context.Background())
+		out, err := own.Service().Search(OwnerContext(context.Background()), interfaces.SearchArgs{Request: &query.QueryRequest{Question: "heron 417 paragraph story", Limit: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range out.Result.Hits {
+			got = append(got, fmt.Sprintf("%s %v", h.Path, h.Score))
+		}
+		return got
+	}
+	first := command()
+	st, err := os.Stat(saved)
+	if err != nil {
+		t.Fatalf("the first command saved no file index: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("saved with mode %v, want 0600", st.Mode().Perm())
+	}
+	if len(first) == 0 || !strings.HasPrefix(first[0], "d07/heron0417.md ") {
+		t.Errorf("first command: %v", first)
+	}
+	second := command()
+	if !slices.Equal(second, first) {
+		t.Errorf("the second command answered %v, the first %v", second, first)
+	}
+	if st2, err := os.Stat(saved); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+		t.Errorf("the second command built and saved the index again (%v)", err)
 	}
 }

@@ -321,7 +321,8 @@ func (own *Owner) prepareCommit(ctx context.Context, tx *sql.Tx) func(bool) {
 // openEngines makes the engines over storage: search, discover, inspect,
 // the merger and the job queue.
 func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
-	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }, Foreground: &own.fg}
+	own.engine = &query.Engine{DB: own.db, Cursors: own.cursors, CollectionsNow: func() []string { return own.cfg().Collections }, Foreground: &own.fg,
+		SavedIndex: own.layout.FileIndex}
 	own.runs = query.NewRecorder(own.db, s.QueryHistory == "full", own.log)
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	if !own.opts.NoWarm {

@@ -115,6 +115,10 @@ type Layout struct {
 	// MCPTokens keeps the secrets mcp-config --http printed, so that a
 	// second run prints the same (.runtime/mcp-tokens.json, 0600).
 	MCPTokens string
+	// FileIndex is the saved base of the search's file index, read by an
+	// owner's first search instead of building it again
+	// (.runtime/file-index, 0600; query.Engine.SavedIndex).
+	FileIndex string
 }
 
 // NewLayout returns the layout of the workspace at dir (absolute).
@@ -131,6 +135,7 @@ func NewLayout(dir string) Layout {
 
 		LastListen: filepath.Join(rt, "listen"),
 		MCPTokens:  filepath.Join(rt, "mcp-tokens.json"),
+		FileIndex:  filepath.Join(rt, "file-index"),
 	}
 }
 

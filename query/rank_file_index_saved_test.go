@@ -1,0 +1,262 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/tychora/tychora/sources"
+)
+
+// savedEnv is a tree large enough for deltas and an engine that saves
+// the base of its file index to the returned path.
+func savedEnv(t *testing.T) (*searchEnv, string, string) {
+	env := newSearchEnv(t)
+	tree := fileIndexTree()
+	for i := range 3 * fileDeltaShare {
+		tree[fmt.Sprintf("filler/f%02d.go", i)] = fmt.Sprintf("package filler\n\n// F%d fills a mutex.\nvar F%d = %d\n", i, i, i)
+	}
+	src := env.folder("go", "default", tree)
+	path := filepath.Join(t.TempDir(), "file-index")
+	env.engine.SavedIndex = path
+	env.engine.fileIdx.inlineFiles = 2
+	return env, src, path
+}
+
+// nextEngine is an engine over env's index that saves to path, as the
+// next process to open the workspace has.
+func (env *searchEnv) nextEngine(t *testing.T, path string) *Engine {
+	e := &Engine{DB: env.db, Cursors: env.engine.Cursors, Collections: env.engine.Collections, SavedIndex: path}
+	e.fileIdx.inlineFiles = 2
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// savedQuestions are asked of every engine the tests compare.
+var savedQuestions = []string{"mutex quokka", "ParseIP", "parsing addresses", "zone of an address", "tests for parse"}
+
+// rankingsOf lists each question's hits (path, unit, score) by e.
+func rankingsOf(t *testing.T, env *searchEnv, e *Engine) []string {
+	t.Helper()
+	var out []string
+	for _, q := range savedQuestions {
+		res, err := e.Search(context.Background(), env.all, QueryRequest{Question: q, Limit: 20})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		for _, h := range res.Hits {
+			out = append(out, fmt.Sprintf("%s\t%s\t%s\t%v", q, h.Path, h.EvidenceID, h.Score))
+		}
+	}
+	return out
+}
+
+// samePart reports how a decoded part differs from the part it was
+// saved from: "" when it holds the same.
+func samePart(got, want *filePart) string {
+	w := *want
+	w.names = nil
+	g := *got
+	switch {
+	case !reflect.DeepEqual(g.files, w.files):
+		return "files"
+	case !reflect.DeepEqual(g.byKey, w.byKey):
+		return "byKey"
+	case !reflect.DeepEqual(g.stems, w.stems):
+		return "stems"
+	case g.bytes != w.bytes || g.unitsOK != w.unitsOK:
+		return "bytes or unitsOK"
+	case !reflect.DeepEqual(g.units, w.units) || !reflect.DeepEqual(g.unitFiles, w.unitFiles):
+		return "units"
+	case !reflect.DeepEqual(g.ustems, w.ustems):
+		return "unit postings"
+	case !reflect.DeepEqual(g.fileUnits, w.fileUnits):
+		return "fileUnits"
+	}
+	return ""
+}
+
+// A base built whole is saved (0600) and reads back as it was built; the
+// next engine starts from it, ranks as the first, and takes a sync's
+// changes as a delta over it.
+func TestSavedFileIndex(t *testing.T) {
+	env, src, path := savedEnv(t)
+	first := rankingsOf(t, env, env.engine)
+	env.engine.fileIdx.saves.Wait()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("the built base was not saved: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("saved with mode %v, want 0600", st.Mode().Perm())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeFilePart(raw, savedIdentity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ix, release := indexedQuery(t, env, "mutex")
+	release()
+	if len(got.units) == 0 || len(got.ustems) == 0 {
+		t.Fatalf("the saved base holds no unit index (%d units)", len(got.units))
+	}
+	if diff := samePart(got, ix.base); diff != "" {
+		t.Fatalf("the saved base differs from the built one in its %s", diff)
+	}
+
+	next := env.nextEngine(t, path)
+	if r := rankingsOf(t, env, next); !slices.Equal(r, first) {
+		t.Errorf("from the saved base:\n%v\nbuilt:\n%v", r, first)
+	}
+	if n := next.fileIdx.loaded.Load(); n != 1 {
+		t.Errorf("the next engine read the saved base %d times, want 1", n)
+	}
+	if st2, err := os.Stat(path); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+		t.Errorf("the next engine wrote the saved base again (%v)", err)
+	}
+
+	// Two files changed: a delta over the saved base, ranked as a fresh
+	// build ranks.
+	env.write("go/zone/zone.go", "package zone\n\n// Zone keeps a quokka behind a mutex.\ntype Zone struct{ mu Mutex }\n")
+	env.write("go/added/quokka.go", "package added\n\n// Quokka is new.\nvar Quokka = 1\n")
+	if _, err := env.ix.Sync(context.Background(), src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third := env.nextEngine(t, path)
+	built := env.nextEngine(t, "")
+	if r, want := rankingsOf(t, env, third), rankingsOf(t, env, built); !slices.Equal(r, want) {
+		t.Errorf("after a sync, from the saved base:\n%v\nbuilt:\n%v", r, want)
+	}
+	_, ix3, release := indexedQueryWith(t, env, third, "quokka")
+	release()
+	if third.fileIdx.loaded.Load() != 1 || len(ix3.delta.files) != 2 {
+		t.Errorf("after a sync: saved base read %d times, delta of %d files; want 1 and 2",
+			third.fileIdx.loaded.Load(), len(ix3.delta.files))
+	}
+}
+
+// indexedQueryWith is indexedQuery with engine e.
+func indexedQueryWith(t *testing.T, env *searchEnv, e *Engine, question string) (*preparedQuery, *fileIndex, func()) {
+	t.Helper()
+	keep := env.engine
+	env.engine = e
+	defer func() { env.engine = keep }()
+	return indexedQuery(t, env, question)
+}
+
+// A saved base that cannot be used — another binary's, damaged, cut
+// short, not one at all — is left alone: the index is built, and ranks
+// as ever.
+func TestSavedFileIndexFaults(t *testing.T) {
+	env, _, path := savedEnv(t)
+	first := rankingsOf(t, env, env.engine)
+	env.engine.fileIdx.saves.Wait()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := savedIdentity()
+	want, err := decodeFilePart(good, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Clone(good)
+	at := len(savedMagic) + 5
+	other[at] ^= 0xff // the identity's first byte
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)-7] ^= 0x10
+	cases := map[string][]byte{
+		"another binary's": other,
+		"a flipped bit":    flipped,
+		"cut short":        good[:len(good)/2],
+		"empty":            {},
+		"not an index":     []byte("tychora file index\nnot really"),
+	}
+	for name, b := range cases {
+		if _, err := decodeFilePart(b, id); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e := env.nextEngine(t, path)
+		if r := rankingsOf(t, env, e); !slices.Equal(r, first) {
+			t.Errorf("%s: the rankings changed", name)
+		}
+		if n := e.fileIdx.loaded.Load(); n != 0 {
+			t.Errorf("%s: read %d times", name, n)
+		}
+		e.fileIdx.saves.Wait()
+		b, _ := os.ReadFile(path)
+		if again, err := decodeFilePart(b, id); err != nil || samePart(again, want) != "" {
+			t.Errorf("%s: the base built again was not saved over it (%v)", name, err)
+		}
+	}
+}
+
+// FuzzSavedFileIndex: decoding any bytes returns a part whose every
+// reference is in range, or an error; it never panics.
+func FuzzSavedFileIndex(f *testing.F) {
+	p := newFilePart()
+	p.names = map[uint64]string{}
+	p.files = []fileEntry{{sourceID: "s", path: "a/b.go", print: "x"}, {sourceID: "s", path: "c.md"}}
+	p.byKey = map[string]int32{fileKeyOf("s", "a/b.go"): 0, fileKeyOf("s", "c.md"): 1}
+	h := stemHash([]byte("pars"))
+	p.names[h] = "pars"
+	p.stems[h] = []filePosting{{file: 0, text: 2}, {file: 1, title: 1, path: 3}}
+	p.units = []unitEntry{{seq: 5, file: 0, lens: [4]uint32{1, 0, 4, 2}}, {seq: 9, file: 1}}
+	p.unitFiles = []int32{0, 1}
+	p.fileUnits = [][2]int32{{0, 1}, {1, 2}}
+	p.ustems = map[uint64][]unitPosting{h: {{unit: 0, body: 2, th: 0x10}, {unit: 1, code: 1}}}
+	id := []byte("0123456789abcdef0123456789abcdef")
+	pieces, err := encodeFilePart(p, id)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good := bytes.Join(pieces, nil)
+	f.Add(good)
+	f.Add(good[:len(good)-3])
+	f.Add([]byte(savedMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// The checksum keeps random bytes out of the body: fuzz the body
+		// too, under a header made for it.
+		for _, in := range [][]byte{b, bytes.Join(frameSaved(id, b), nil)} {
+			q, err := decodeFilePart(in, id)
+			if err != nil {
+				continue
+			}
+			for _, u := range q.units {
+				if u.file < 0 || int(u.file) >= len(q.files) {
+					t.Fatalf("unit of file %d of %d", u.file, len(q.files))
+				}
+			}
+			for _, ps := range q.stems {
+				for _, fp := range ps {
+					if fp.file < 0 || int(fp.file) >= len(q.files) {
+						t.Fatalf("posting of file %d of %d", fp.file, len(q.files))
+					}
+				}
+			}
+			for _, ps := range q.ustems {
+				for _, up := range ps {
+					if up.unit < 0 || int(up.unit) >= len(q.units) {
+						t.Fatalf("posting of unit %d of %d", up.unit, len(q.units))
+					}
+				}
+			}
+			for _, r := range q.fileUnits {
+				if r[0] < 0 || r[1] < r[0] || int(r[1]) > len(q.units) {
+					t.Fatalf("units %v of %d", r, len(q.units))
+				}
+			}
+		}
+	})
+}
