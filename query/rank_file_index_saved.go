@@ -45,6 +45,10 @@ const (
 // bounds of its build allow (maxFileIndexBytes, maxUnitPostings).
 const maxSavedBytes = 1 << 30
 
+// savedFreeMin is the free space a saved index must leave on its disk, at
+// least (and twice its size). A variable for the tests.
+var savedFreeMin int64 = 512 << 20
+
 // errSaved is the fault of a saved index that cannot be used.
 var errSaved = errors.New("search: saved file index: unusable")
 
@@ -515,6 +519,17 @@ func writeSaved(path string, p *filePart) error {
 	pieces, err := encodeFilePart(p, id)
 	if err != nil {
 		return err
+	}
+	size := int64(0)
+	for _, b := range pieces {
+		size += int64(len(b))
+	}
+	// The index's own writes (a sync, its WAL, a checkpoint) come first:
+	// a cache is not written where it would leave them short of room.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil ||
+		int64(st.Bavail)*int64(st.Bsize)-size < max(savedFreeMin, 2*size) {
+		return errSaved
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".file-index-*")
 	if err != nil {

@@ -202,6 +202,23 @@ func TestSavedFileIndexFaults(t *testing.T) {
 	}
 }
 
+// A saved base is not written where it would leave the disk short of
+// room for the index's own writes.
+func TestSavedFileIndexLeavesRoom(t *testing.T) {
+	env, _, path := savedEnv(t)
+	keep := savedFreeMin
+	savedFreeMin = 1 << 62
+	defer func() { savedFreeMin = keep }()
+	rankingsOf(t, env, env.engine)
+	env.engine.fileIdx.saves.Wait()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("saved on a disk without room (%v)", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".file-index-*")); len(left) > 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
 // FuzzSavedFileIndex: decoding any bytes returns a part whose every
 // reference is in range, or an error; it never panics.
 func FuzzSavedFileIndex(f *testing.F) {
