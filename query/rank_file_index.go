@@ -331,10 +331,20 @@ func (e *Engine) warm(ctx context.Context) error {
 	c := &e.fileIdx
 	if files >= c.inlineLimit() {
 		c.mu.Lock()
-		if c.generation == nil && !c.behind && !c.closed {
-			c.startBehind(e, nil)
+		defer c.mu.Unlock()
+		if c.generation != nil || c.behind || c.closed {
+			return nil
 		}
-		c.mu.Unlock()
+		// A saved base that needs no whole build is read before any
+		// search ranks (a fraction of a second; the searches that come
+		// meanwhile wait for it), as a small index is built.
+		ix, saved, err := refreshFromSaved(ctx, e, tx)
+		if err == nil && ix != nil {
+			c.generation, c.index = slices.Clone(gen), ix
+			c.epoch++
+			return nil
+		}
+		c.startBehind(e, saved)
 		return nil
 	}
 	_, err = c.get(ctx, e, tx, gen, time.Now())

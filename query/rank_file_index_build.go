@@ -37,9 +37,23 @@ const sqlFileBlobs = `SELECT t.source_id, t.path, t.terms FROM json_each(?) j
 // build before a commit (bg), while the searches have the index of the
 // generation before, gives way to them (Engine.Foreground) as it goes.
 func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg bool) (*fileIndex, error) {
+	ix, _, err := refreshFrom(ctx, e, tx, old, bg, false)
+	return ix, err
+}
+
+// refreshFromSaved returns the index of the files tx sees refreshed from
+// the saved base when that takes no whole build; else nil, with the saved
+// base it read (nil: none usable) for the build to start from.
+func refreshFromSaved(ctx context.Context, e *Engine, tx *sql.Tx) (*fileIndex, *fileIndex, error) {
+	return refreshFrom(ctx, e, tx, nil, false, true)
+}
+
+// refreshFrom is refreshFileIndex; savedOnly stops it before a whole
+// build and returns the saved base it read instead, if any.
+func refreshFrom(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg, savedOnly bool) (*fileIndex, *fileIndex, error) {
 	rows, err := e.query(ctx, tx, sqlFilePrints)
 	if err != nil {
-		return nil, fmt.Errorf("search: file index: %w", err)
+		return nil, nil, fmt.Errorf("search: file index: %w", err)
 	}
 	var now []fileEntry
 	var total int64
@@ -48,7 +62,7 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 		var n int64
 		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n, &f.first, &f.last); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("search: file index: %w", err)
+			return nil, nil, fmt.Errorf("search: file index: %w", err)
 		}
 		f.prior = rolePrior(f.role)
 		now = append(now, f)
@@ -57,10 +71,10 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, fmt.Errorf("search: file index: %w", err)
+		return nil, nil, fmt.Errorf("search: file index: %w", err)
 	}
 	if total > maxFileIndexBytes {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// A large index the engine saves: its first build starts from the
 	// saved base, and a base built whole is saved.
@@ -86,24 +100,27 @@ func refreshFileIndex(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex
 		}
 	}
 	if old == nil || len(changed) > len(old.base.files)/fileDeltaShare {
+		if savedOnly {
+			return nil, old, nil
+		}
 		base, err := readFilePart(ctx, e, tx, now, bg, saved)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if saved {
 			e.fileIdx.save(e, base)
 		}
-		return &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}, nil
+		return &fileIndex{base: base, delta: newFilePart(), dead: make([]bool, len(base.files))}, nil, nil
 	}
 	delta, err := readFilePart(ctx, e, tx, changed, bg, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ix := &fileIndex{base: old.base, delta: delta, dead: make([]bool, len(old.base.files))}
 	for id := range ix.dead {
 		ix.dead[id] = !keep[int32(id)]
 	}
-	return ix, nil
+	return ix, nil, nil
 }
 
 // fileBlobBatch is how many files one read of kept counts asks for.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tychora/tychora/sources"
@@ -199,6 +200,61 @@ func TestSavedFileIndexFaults(t *testing.T) {
 		if again, err := decodeFilePart(b, id); err != nil || samePart(again, want) != "" {
 			t.Errorf("%s: the base built again was not saved over it (%v)", name, err)
 		}
+	}
+}
+
+// A serving engine's warm-up reads a saved base that needs no whole
+// build before any search ranks, as it builds a small index; one that
+// needs a whole build it leaves to the build behind the searches, which
+// starts from it.
+func TestSavedFileIndexWarm(t *testing.T) {
+	env, src, path := savedEnv(t)
+	first := rankingsOf(t, env, env.engine)
+	env.engine.fileIdx.saves.Wait()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	next := env.nextEngine(t, path)
+	next.fileIdx.hold = make(chan struct{}) // a build behind would block
+	t.Cleanup(sync.OnceFunc(func() { close(next.fileIdx.hold) }))
+	next.StartWarm(ctx)
+	next.warming.Wait()
+	if behind, index := next.fileIdx.state(); behind || index == nil || next.fileIdx.loaded.Load() != 1 {
+		t.Fatalf("warm-up: behind %v, index %v, saved base read %d times; want it read in the warm-up",
+			behind, index != nil, next.fileIdx.loaded.Load())
+	}
+	if r := rankingsOf(t, env, next); !slices.Equal(r, first) {
+		t.Errorf("after the warm-up:\n%v\nbuilt:\n%v", r, first)
+	}
+
+	// Every file changed: the build behind the searches.
+	for _, rel := range []string{"zone/zone.go", "notes/README.md", "notes/plain.txt"} {
+		env.write("go/"+rel, "package x\n\n// rewritten\n")
+	}
+	for i := range 3 * fileDeltaShare {
+		env.write(fmt.Sprintf("go/filler/f%02d.go", i), fmt.Sprintf("package filler\n\n// G%d rewritten.\nvar G%d = %d\n", i, i, i))
+	}
+	if _, err := env.ix.Sync(context.Background(), src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stale := env.nextEngine(t, path)
+	hold := make(chan struct{})
+	stale.fileIdx.hold = hold
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release)
+	stale.StartWarm(ctx)
+	stale.warming.Wait()
+	if behind, index := stale.fileIdx.state(); !behind || index != nil {
+		t.Fatalf("a stale saved base: behind %v, index %v; want the build behind", behind, index != nil)
+	}
+	release()
+	stale.fileIdx.done.Wait()
+	stale.fileIdx.saves.Wait()
+	if r, want := rankingsOf(t, env, stale), rankingsOf(t, env, env.nextEngine(t, "")); !slices.Equal(r, want) {
+		t.Errorf("built from a stale saved base:\n%v\nbuilt:\n%v", r, want)
+	}
+	if n := stale.fileIdx.loaded.Load(); n != 1 {
+		t.Errorf("the stale base was read %d times, want once", n)
 	}
 }
 
