@@ -2,9 +2,11 @@ package query
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A saved file index.
@@ -550,4 +553,37 @@ func writeSaved(path string, p *filePart) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// PrepareSaved builds the file index of the index's current generation
+// and saves its base, when the engine saves one and the workspace is
+// large enough to have it (inlineRefreshFiles), starting from the saved
+// base as a search would: a command that changed the index (add, sync)
+// leaves it ready for the next command's search. It returns once the
+// file is written.
+func (e *Engine) PrepareSaved(ctx context.Context) error {
+	if e.SavedIndex == "" {
+		return nil
+	}
+	tx, release, err := e.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var files int
+	if err := tx.QueryRowContext(ctx, sqlIndexedFiles).Scan(&files); err != nil {
+		return fmt.Errorf("search: file index: %w", err)
+	}
+	if files < e.fileIdx.inlineLimit() {
+		return nil
+	}
+	gen, _, err := readGeneration(ctx, e, tx)
+	if err != nil {
+		return err
+	}
+	if _, err := e.fileIdx.get(ctx, e, tx, gen, time.Now()); err != nil {
+		return err
+	}
+	e.fileIdx.saves.Wait()
+	return nil
 }

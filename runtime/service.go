@@ -135,3 +135,15 @@ func (s *Local) RevokeToken(ctx context.Context, id string) error {
 	}
 	return s.owner.tokens.Revoke(carryOut(ctx), p, id)
 }
+
+// PrepareSearch builds the search's file index of the index as it is now
+// and saves it for the next owner (query.Engine.PrepareSaved), when the
+// workspace is large enough to keep one: a command that ran a job to its
+// end calls it, so that the next command's search reads the index instead
+// of building it.
+func (s *Local) PrepareSearch(ctx context.Context) error {
+	if s.owner.engine == nil {
+		return nil
+	}
+	return s.owner.engine.PrepareSaved(ctx)
+}

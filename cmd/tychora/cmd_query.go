@@ -52,7 +52,7 @@ func searchCommand(e *env) *cli.Command {
 				// builds the file index it ranks with (seconds over tens of
 				// thousands of units): say so on a terminal.
 				stop := slowNote(e.stderr, inProcess && !c.Bool("json") && isTerminal(e.stderr), slowSearchAfter,
-					"tychora: no owner is running, so this search first builds the index it ranks with (tychora serve keeps it)…")
+					"tychora: no owner is running, so this search first builds the index it ranks with (saved for the next search; tychora serve keeps it)…")
 				out, err := svc.Search(ctx, args)
 				stop()
 				if err != nil {

@@ -122,6 +122,18 @@ func (f *follower) follow(ctx context.Context, j jobs.Job) (err error) {
 		}
 		bar.finish()
 	}
+	if l, ok := f.svc.(*tyruntime.Local); ok && f.inProcess && j.State == jobs.StateSucceeded {
+		// This process is the owner and changed the index: it builds the
+		// search's file index now and saves it, so that the next command's
+		// search reads it (seconds over a large workspace; nothing over a
+		// small one). Ctrl-C skips it; the next search builds it then.
+		pctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		quiet := slowNote(e.stderr, !asJSON && isTerminal(e.stderr), slowSearchAfter,
+			"tychora: preparing the search index for the next search…")
+		_ = l.PrepareSearch(pctx)
+		quiet()
+		stop()
+	}
 	if asJSON {
 		if err := printJSON(e.stdout, interfaces.JobResult{Job: j}); err != nil {
 			return err

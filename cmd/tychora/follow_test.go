@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/tychora/tychora/interfaces"
 	"github.com/tychora/tychora/jobs"
 	tyruntime "github.com/tychora/tychora/runtime"
+	"github.com/tychora/tychora/workspace"
 )
 
 // addWaitOutcome checks what add --wait --json printed for job id: exit
@@ -157,5 +159,39 @@ func TestAddWaitAmongSiblings(t *testing.T) {
 				t.Errorf("round %d: %v: exit %d, stderr %q", round, r.args, codes[i+1], r.err.String())
 			}
 		}
+	}
+}
+
+// TestAddPreparesSearch: a command that runs an add to its end as its own
+// owner leaves the search's file index of a large workspace saved
+// (.runtime/file-index); the next command's search reads it rather than
+// building and saving it again.
+func TestAddPreparesSearch(t *testing.T) {
+	ws := newWS(t)
+	dir := filepath.Join(filepath.Dir(ws), "notes")
+	for i := range 1000 { // inlineRefreshFiles: fewer are not saved
+		p := filepath.Join(dir, fmt.Sprintf("d%d", i%10), fmt.Sprintf("heron%04d.md", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf("# Heron %d\n\nThe heron%d note tells of marsh %d and reed %d.\n", i, i, i%37, i%11)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := tychora(t, ws, "add", "--wait", "--json", dir); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	saved := workspace.NewLayout(ws).FileIndex
+	st, err := os.Stat(saved)
+	if err != nil {
+		t.Fatalf("the add left no saved file index: %v", err)
+	}
+	r := tychora(t, ws, "search", "--json", "--limit", "3", "heron417 marsh")
+	if r.code != 0 || !strings.Contains(r.stdout, `"path":"d7/heron0417.md"`) {
+		t.Fatalf("search: %+v", r)
+	}
+	if st2, err := os.Stat(saved); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+		t.Errorf("the search built and saved the index again (%v)", err)
 	}
 }
