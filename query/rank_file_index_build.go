@@ -51,27 +51,9 @@ func refreshFromSaved(ctx context.Context, e *Engine, tx *sql.Tx) (*fileIndex, *
 // refreshFrom is refreshFileIndex; savedOnly stops it before a whole
 // build and returns the saved base it read instead, if any.
 func refreshFrom(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg, savedOnly bool) (*fileIndex, *fileIndex, error) {
-	rows, err := e.query(ctx, tx, sqlFilePrints)
+	now, total, err := readFilePrints(ctx, e, tx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("search: file index: %w", err)
-	}
-	var now []fileEntry
-	var total int64
-	for rows.Next() {
-		var f fileEntry
-		var n int64
-		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n, &f.first, &f.last); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("search: file index: %w", err)
-		}
-		f.prior = rolePrior(f.role)
-		now = append(now, f)
-		total += n
-	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("search: file index: %w", err)
+		return nil, nil, err
 	}
 	if total > maxFileIndexBytes {
 		return nil, nil, nil
@@ -121,6 +103,32 @@ func refreshFrom(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg,
 		ix.dead[id] = !keep[int32(id)]
 	}
 	return ix, nil, nil
+}
+
+// readFilePrints lists the files tx sees with kept counts and the total
+// size of those counts.
+func readFilePrints(ctx context.Context, e *Engine, tx *sql.Tx) ([]fileEntry, int64, error) {
+	rows, err := e.query(ctx, tx, sqlFilePrints)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: file index: %w", err)
+	}
+	defer rows.Close()
+	var now []fileEntry
+	var total int64
+	for rows.Next() {
+		var f fileEntry
+		var n int64
+		if err := rows.Scan(&f.sourceID, &f.collectionID, &f.path, &f.bytes, &f.role, &f.kind, &f.language, &f.print, &n, &f.first, &f.last); err != nil {
+			return nil, 0, fmt.Errorf("search: file index: %w", err)
+		}
+		f.prior = rolePrior(f.role)
+		now = append(now, f)
+		total += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("search: file index: %w", err)
+	}
+	return now, total, nil
 }
 
 // fileBlobBatch is how many files one read of kept counts asks for.

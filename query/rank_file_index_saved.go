@@ -330,7 +330,11 @@ func (r *savedReader) count(size int) int {
 
 // decodeFilePart decodes a saved index made by identity id into a part as
 // readFilePart builds it; any fault is errSaved.
-func decodeFilePart(b, id []byte) (*filePart, error) {
+func decodeFilePart(b, id []byte) (*filePart, error) { return decodeSaved(b, id, false) }
+
+// decodeSaved is decodeFilePart; filesOnly stops after the files, which
+// the part then holds alone (savedFresh).
+func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 	le := binary.LittleEndian
 	if !bytes.HasPrefix(b, []byte(savedMagic)) {
 		return nil, errSaved
@@ -368,6 +372,12 @@ func decodeFilePart(b, id []byte) (*filePart, error) {
 		p.files = append(p.files, f)
 	}
 	p.bytes = r.varint()
+	if filesOnly {
+		if r.err != nil {
+			return nil, errSaved
+		}
+		return p, nil
+	}
 	units := r.take(1)
 	p.unitsOK = len(units) == 1 && units[0] == 1
 	if p.unitsOK {
@@ -458,31 +468,57 @@ func decodeFilePart(b, id []byte) (*filePart, error) {
 
 // loadSaved reads the saved base, or returns nil: none, or unusable.
 func (e *Engine) loadSaved() *filePart {
+	var p *filePart
+	e.readSaved(func(b, id []byte) {
+		p, _ = decodeFilePart(b, id)
+	})
+	return p
+}
+
+// savedFresh reports whether the saved base holds the files now lists
+// but for a delta (at most 1/fileDeltaShare of them changed): whether
+// saving the index again would save anything. It decodes the files
+// alone.
+func (e *Engine) savedFresh(now []fileEntry) bool {
+	var p *filePart
+	e.readSaved(func(b, id []byte) {
+		p, _ = decodeSaved(b, id, true)
+	})
+	if p == nil {
+		return false
+	}
+	changed := 0
+	for _, f := range now {
+		if id, ok := p.byKey[fileKeyOf(f.sourceID, f.path)]; !ok || p.files[id].print != f.print {
+			changed++
+		}
+	}
+	return changed <= len(p.files)/fileDeltaShare
+}
+
+// readSaved calls fn with the saved index's bytes, mapped (fn copies
+// what it keeps: the file is only ever replaced, by writeSaved, never
+// truncated), and this binary's identity; not at all when there is none.
+func (e *Engine) readSaved(fn func(b, id []byte)) {
 	id := savedIdentity()
 	if e.SavedIndex == "" || id == nil {
-		return nil
+		return
 	}
-	// Mapped, not read: the decoding copies what it keeps, and the file
-	// is only ever replaced (writeSaved), never truncated.
 	f, err := os.Open(e.SavedIndex)
 	if err != nil {
-		return nil
+		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.Size() <= 0 || st.Size() > maxSavedBytes {
-		return nil
+		return
 	}
 	b, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return nil
+		return
 	}
 	defer syscall.Munmap(b)
-	p, err := decodeFilePart(b, id)
-	if err != nil {
-		return nil
-	}
-	return p
+	fn(b, id)
 }
 
 // save saves base (built whole, with its stems' names) behind the caller;
@@ -576,6 +612,10 @@ func (e *Engine) PrepareSaved(ctx context.Context) error {
 	}
 	if files < e.fileIdx.inlineLimit() {
 		return nil
+	}
+	now, _, err := readFilePrints(ctx, e, tx)
+	if err != nil || e.savedFresh(now) {
+		return err
 	}
 	gen, _, err := readGeneration(ctx, e, tx)
 	if err != nil {

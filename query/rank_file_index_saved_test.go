@@ -258,6 +258,44 @@ func TestSavedFileIndexWarm(t *testing.T) {
 	}
 }
 
+// PrepareSaved saves the index a command's job changed, and leaves a
+// saved base that needs no whole build as it is, without reading it
+// whole.
+func TestPrepareSaved(t *testing.T) {
+	env, src, path := savedEnv(t)
+	ctx := context.Background()
+	if err := env.engine.PrepareSaved(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("nothing saved: %v", err)
+	}
+	next := env.nextEngine(t, path)
+	if err := next.PrepareSaved(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st2, err := os.Stat(path); err != nil || !st2.ModTime().Equal(st.ModTime()) || next.fileIdx.loaded.Load() != 0 {
+		t.Errorf("a fresh saved base was read (%d) or written again (%v)", next.fileIdx.loaded.Load(), err)
+	}
+	for i := range 3 * fileDeltaShare {
+		env.write(fmt.Sprintf("go/filler/f%02d.go", i), fmt.Sprintf("package filler\n\n// H%d rewritten.\nvar H%d = %d\n", i, i, i))
+	}
+	if _, err := env.ix.Sync(ctx, src, sources.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stale := env.nextEngine(t, path)
+	if err := stale.PrepareSaved(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st3, err := os.Stat(path); err != nil || st3.ModTime().Equal(st.ModTime()) {
+		t.Errorf("a stale saved base was not written again (%v)", err)
+	}
+	if r, want := rankingsOf(t, env, env.nextEngine(t, path)), rankingsOf(t, env, env.nextEngine(t, "")); !slices.Equal(r, want) {
+		t.Errorf("from the base saved again:\n%v\nbuilt:\n%v", r, want)
+	}
+}
+
 // A saved base is not written where it would leave the disk short of
 // room for the index's own writes.
 func TestSavedFileIndexLeavesRoom(t *testing.T) {
