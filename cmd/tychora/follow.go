@@ -122,7 +122,8 @@ func (f *follower) follow(ctx context.Context, j jobs.Job) (err error) {
 		}
 		bar.finish()
 	}
-	if l, ok := f.svc.(*tyruntime.Local); ok && f.inProcess && j.State == jobs.StateSucceeded {
+	changed := j.Progress.Indexed > 0 || j.Progress.Deleted > 0
+	if l, ok := f.svc.(*tyruntime.Local); ok && f.inProcess && j.State == jobs.StateSucceeded && changed {
 		// This process is the owner and changed the index: it builds the
 		// search's file index now and saves it, so that the next command's
 		// search reads it (seconds over a large workspace; nothing over a
