@@ -48,6 +48,9 @@ const (
 // bounds of its build allow (maxFileIndexBytes, maxUnitPostings).
 const maxSavedBytes = 1 << 30
 
+// savedTemp names the temporary file a saved index is written to.
+const savedTemp = ".file-index-*"
+
 // savedFreeMin is the free space a saved index must leave on its disk, at
 // least (and twice its size). A variable for the tests.
 var savedFreeMin int64 = 512 << 20
@@ -570,7 +573,14 @@ func writeSaved(path string, p *filePart) error {
 		int64(st.Bavail)*int64(st.Bsize)-size < max(savedFreeMin, 2*size) {
 		return errSaved
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".file-index-*")
+	// One owner at a time, one save at a time: a temporary file already
+	// there is a killed process's.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), savedTemp)); len(old) > 0 {
+		for _, o := range old {
+			os.Remove(o)
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), savedTemp)
 	if err != nil {
 		return err
 	}

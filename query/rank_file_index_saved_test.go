@@ -158,8 +158,16 @@ func indexedQueryWith(t *testing.T, env *searchEnv, e *Engine, question string) 
 // as ever.
 func TestSavedFileIndexFaults(t *testing.T) {
 	env, _, path := savedEnv(t)
+	// A temporary file a killed save left goes with the next save.
+	left := filepath.Join(filepath.Dir(path), ".file-index-12345")
+	if err := os.WriteFile(left, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	first := rankingsOf(t, env, env.engine)
 	env.engine.fileIdx.saves.Wait()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("a killed save's temporary file stays (%v)", err)
+	}
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
