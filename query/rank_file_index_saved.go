@@ -226,6 +226,15 @@ func (r *savedReader) uvarint() uint64 {
 	return n
 }
 
+// varint reads a signed varint (zig-zag, as binary.AppendVarint writes).
+func (r *savedReader) varint() int64 {
+	u := r.uvarint()
+	if u&1 != 0 {
+		return ^int64(u >> 1)
+	}
+	return int64(u >> 1)
+}
+
 // decodeFilePostings decodes the file postings of a saved index's
 // section b into all, each stem's (counts[i][0]) as its own run; every
 // file is below nfiles and b is read to its end. False on a fault.
@@ -295,16 +304,6 @@ func uvarint32(b []byte) (uint32, int, bool) {
 		return 0, 0, false
 	}
 	return uint32(n), k, true
-}
-
-func (r *savedReader) varint() int64 {
-	n, k := binary.Varint(r.b)
-	if k <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[k:]
-	return n
 }
 
 // take returns the next n bytes.
