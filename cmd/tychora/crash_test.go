@@ -414,86 +414,115 @@ func TestCrashSafety(t *testing.T) {
 		t.Fatalf("reference profile is unusable: %+v, %d evidence rows", prof, want.Evidence)
 	}
 
-	points := crashPlan(kills)
 	var (
 		table  []string
 		landed = map[string]int{}
 		n      int
 		chains int
 	)
-	for len(points) > 0 {
-		chains++
-		ws := filepath.Join(root, fmt.Sprintf("ws%d", chains))
-		if r := tychora(t, ws, "init", "--ingest-root", root); r.code != 0 {
-			t.Fatal(r)
-		}
-		own := startOwnerProc(t, ctx, ws)
-		res, err := own.client.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: tree}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobID := res.Job.ID
-		for first := true; len(points) > 0; first = false {
-			k := points[0]
-			seen, at, reached := killAt(t, ctx, own, prof, k, jobID)
-			if !reached {
-				// An earlier kill of this chain landed after the commit
-				// (or the job went faster): the point needs a fresh ingest.
-				if first {
-					t.Fatalf("kill point %s %.2f not reached on a fresh ingest (%d B read, %d CPU ticks, %d B written): %+v",
-						k.phase, k.frac, at.rchar, at.cpu, at.wchar, seen)
+	// runChains kills ingests at points, each chain a fresh ingest that
+	// ends resumed and checked.
+	runChains := func(points []killPoint) {
+		t.Helper()
+		for len(points) > 0 {
+			chains++
+			ws := filepath.Join(root, fmt.Sprintf("ws%d", chains))
+			if r := tychora(t, ws, "init", "--ingest-root", root); r.code != 0 {
+				t.Fatal(r)
+			}
+			own := startOwnerProc(t, ctx, ws)
+			res, err := own.client.AddSources(ctx, interfaces.AddSourcesRequest{Action: "add", Source: &interfaces.SourceInput{Path: tree}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobID := res.Job.ID
+			for first := true; len(points) > 0; first = false {
+				k := points[0]
+				seen, at, reached := killAt(t, ctx, own, prof, k, jobID)
+				if !reached {
+					// An earlier kill of this chain landed after the commit
+					// (or the job went faster): the point needs a fresh ingest.
+					if first {
+						t.Fatalf("kill point %s %.2f not reached on a fresh ingest (%d B read, %d CPU ticks, %d B written): %+v",
+							k.phase, k.frac, at.rchar, at.cpu, at.wchar, seen)
+					}
+					break
 				}
-				break
+				points = points[1:]
+				n++
+				_ = own.cmd.Wait()
+				img := crashImage(t, ws, filepath.Join(root, fmt.Sprintf("crash%02d", n)))
+				if img.Integrity != "ok" || img.FTS != "ok" {
+					t.Fatalf("kill %d (%s): integrity_check %q, fts integrity-check %q", n, k.phase, img.Integrity, img.FTS)
+				}
+				committed := img.Digest == want.Digest
+				if !committed && img.Evidence != 0 {
+					t.Fatalf("kill %d (%s): the crash image holds %d evidence rows, neither none nor the %d of the revision", n, k.phase, img.Evidence, want.Evidence)
+				}
+				if st := img.Jobs[jobID]; st != jobs.StateQueued && st != jobs.StateRunning && st != jobs.StateSucceeded {
+					t.Fatalf("kill %d: job state %q in the crash image", n, st)
+				}
+				where := prof.landed(k, at, committed)
+				landed[where]++
+				row := fmt.Sprintf("%2d %d  %-10s %4.2f  %-11s %9d %4d %10d  %5d/%-5d  %-9s %6d  %v", n, chains, k.phase, k.frac, where,
+					at.rchar, at.cpu, at.wchar, seen.Progress.Indexed, seen.Progress.FilesSeen, img.Jobs[jobID], img.Evidence, own.start.Round(time.Millisecond))
+				table = append(table, row)
+				t.Log(row)
+				own = startOwnerProc(t, ctx, ws)
+				if committed {
+					break
+				}
 			}
-			points = points[1:]
-			n++
-			_ = own.cmd.Wait()
-			img := crashImage(t, ws, filepath.Join(root, fmt.Sprintf("crash%02d", n)))
-			if img.Integrity != "ok" || img.FTS != "ok" {
-				t.Fatalf("kill %d (%s): integrity_check %q, fts integrity-check %q", n, k.phase, img.Integrity, img.FTS)
+			// The chain's end: the job resumes and succeeds, every job is
+			// final, and the evidence is the uninterrupted run's.
+			final := waitFinal(t, ctx, own.client, jobID, 5*time.Minute)
+			// The owner watches the tree and asks for a sync after each
+			// start: those jobs end too before the owner stops.
+			waitNoJobs(t, ctx, own.client, time.Minute)
+			stopOwnerProc(t, own)
+			got := dbcheck(t, filepath.Join(ws, "index.db"), true)
+			if final.State != jobs.StateSucceeded || final.Attempt != 1 {
+				t.Fatalf("chain %d: the job after its kills: %+v", chains, final)
 			}
-			committed := img.Digest == want.Digest
-			if !committed && img.Evidence != 0 {
-				t.Fatalf("kill %d (%s): the crash image holds %d evidence rows, neither none nor the %d of the revision", n, k.phase, img.Evidence, want.Evidence)
+			if got.Integrity != "ok" || got.FTS != "ok" {
+				t.Fatalf("chain %d: final index: integrity_check %q, fts %q", chains, got.Integrity, got.FTS)
 			}
-			if st := img.Jobs[jobID]; st != jobs.StateQueued && st != jobs.StateRunning && st != jobs.StateSucceeded {
-				t.Fatalf("kill %d: job state %q in the crash image", n, st)
+			for id, st := range got.Jobs {
+				if st != jobs.StateSucceeded && st != jobs.StateFailed && st != jobs.StateCancelled {
+					t.Fatalf("chain %d: job %s ended %s", chains, id, st)
+				}
 			}
-			where := prof.landed(k, at, committed)
-			landed[where]++
-			row := fmt.Sprintf("%2d %d  %-10s %4.2f  %-11s %9d %4d %10d  %5d/%-5d  %-9s %6d  %v", n, chains, k.phase, k.frac, where,
-				at.rchar, at.cpu, at.wchar, seen.Progress.Indexed, seen.Progress.FilesSeen, img.Jobs[jobID], img.Evidence, own.start.Round(time.Millisecond))
-			table = append(table, row)
-			t.Log(row)
-			own = startOwnerProc(t, ctx, ws)
-			if committed {
-				break
+			if got.Digest != want.Digest {
+				t.Fatalf("chain %d: evidence after the kills differs from the uninterrupted run: %d rows, want %d; first differences: %v",
+					chains, got.Evidence, want.Evidence, firstDiffs(got.Lines, want.Lines, 5))
+			}
+			t.Logf("chain %d: job resumed %d times, then succeeded with the reference's %d evidence rows", chains, got.Resumes, got.Evidence)
+		}
+	}
+	runChains(crashPlan(kills))
+	// The kills must spread over the whole ingest (below). Timing on a
+	// busy machine can shift every kill aimed at a phase into the next
+	// one: such a phase gets up to two more chains of kills aimed at it.
+	aim := map[string]string{"extract": "extract", "apply-mem": "apply", "apply-wal": "wal", "post-commit": "checkpoint"}
+	for round := 0; round < 2; round++ {
+		var again []killPoint
+		for _, phase := range []string{"extract", "apply-mem", "apply-wal", "post-commit"} {
+			if landed[phase] > 0 || phase == "apply-mem" && prof.writeCPU-prof.extractedCPU < minApplyTicks {
+				continue
+			}
+			t.Logf("no kill landed in phase %s yet: three more aimed at it", phase)
+			fracs := []float64{0.25, 0.5, 0.75}
+			if phase == "apply-mem" {
+				fracs = []float64{0, 0.1, 0.2} // the window's start: late ones land in the WAL's writing
+			}
+			for _, frac := range fracs {
+				again = append(again, killPoint{aim[phase], frac})
 			}
 		}
-		// The chain's end: the job resumes and succeeds, every job is
-		// final, and the evidence is the uninterrupted run's.
-		final := waitFinal(t, ctx, own.client, jobID, 5*time.Minute)
-		// The owner watches the tree and asks for a sync after each
-		// start: those jobs end too before the owner stops.
-		waitNoJobs(t, ctx, own.client, time.Minute)
-		stopOwnerProc(t, own)
-		got := dbcheck(t, filepath.Join(ws, "index.db"), true)
-		if final.State != jobs.StateSucceeded || final.Attempt != 1 {
-			t.Fatalf("chain %d: the job after its kills: %+v", chains, final)
+		if len(again) == 0 {
+			break
 		}
-		if got.Integrity != "ok" || got.FTS != "ok" {
-			t.Fatalf("chain %d: final index: integrity_check %q, fts %q", chains, got.Integrity, got.FTS)
-		}
-		for id, st := range got.Jobs {
-			if st != jobs.StateSucceeded && st != jobs.StateFailed && st != jobs.StateCancelled {
-				t.Fatalf("chain %d: job %s ended %s", chains, id, st)
-			}
-		}
-		if got.Digest != want.Digest {
-			t.Fatalf("chain %d: evidence after the kills differs from the uninterrupted run: %d rows, want %d; first differences: %v",
-				chains, got.Evidence, want.Evidence, firstDiffs(got.Lines, want.Lines, 5))
-		}
-		t.Logf("chain %d: job resumed %d times, then succeeded with the reference's %d evidence rows", chains, got.Resumes, got.Evidence)
+		runChains(again)
 	}
 	t.Logf("kill chain phase      frac  landed       read (B)  cpu written (B)  indexed/seen  image job   rows  start of the killed owner\n%s",
 		strings.Join(table, "\n"))
