@@ -157,10 +157,11 @@ type fileIndexCache struct {
 
 	// A base being saved (rank_file_index_saved.go): saving while one is
 	// written, saveNext the one to write after it; saves waits for them.
-	saveMu   sync.Mutex
-	saving   bool
-	saveNext *filePart
-	saves    sync.WaitGroup
+	saveMu     sync.Mutex
+	saving     bool
+	saveNext   *filePart
+	saveClosed bool // close was called: no save starts any more
+	saves      sync.WaitGroup
 	// loaded counts the saved bases read (tests).
 	loaded atomic.Int64
 }
@@ -278,6 +279,9 @@ func (c *fileIndexCache) close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.done.Wait()
+	c.saveMu.Lock()
+	c.saveClosed = true
+	c.saveMu.Unlock()
 	c.saves.Wait()
 }
 
@@ -338,11 +342,15 @@ func (e *Engine) warm(ctx context.Context) error {
 		// A saved base that needs no whole build is read before any
 		// search ranks (a fraction of a second; the searches that come
 		// meanwhile wait for it), as a small index is built.
-		ix, saved, err := refreshFromSaved(ctx, e, tx)
-		if err == nil && ix != nil {
-			c.generation, c.index = slices.Clone(gen), ix
-			c.epoch++
-			return nil
+		var saved *fileIndex
+		if e.SavedIndex != "" {
+			var ix *fileIndex
+			ix, saved, err = refreshFromSaved(ctx, e, tx)
+			if err == nil && ix != nil {
+				c.generation, c.index = slices.Clone(gen), ix
+				c.epoch++
+				return nil
+			}
 		}
 		c.startBehind(e, saved)
 		return nil

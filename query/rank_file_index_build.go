@@ -81,7 +81,7 @@ func refreshFrom(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg,
 			changed = append(changed, f)
 		}
 	}
-	if old == nil || len(changed) > len(old.base.files)/fileDeltaShare {
+	if old == nil || wholeBuild(len(old.base.files), len(now), len(keep)) {
 		if savedOnly {
 			return nil, old, nil
 		}
@@ -103,6 +103,16 @@ func refreshFrom(ctx context.Context, e *Engine, tx *sql.Tx, old *fileIndex, bg,
 		ix.dead[id] = !keep[int32(id)]
 	}
 	return ix, nil, nil
+}
+
+// wholeBuild reports whether an index whose base holds base files, kept
+// of which are as the snapshot's now files are, is built whole rather
+// than refreshed with a delta: when more than 1/fileDeltaShare of the
+// base's files changed, or went, or were added (the delta).
+func wholeBuild(base, now, kept int) bool {
+	changed := now - kept // the delta: changed and added
+	gone := base - kept   // changed and removed
+	return max(changed, gone) > base/fileDeltaShare
 }
 
 // readFilePrints lists the files tx sees with kept counts and the total

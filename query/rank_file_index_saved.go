@@ -48,12 +48,24 @@ const (
 // bounds of its build allow (maxFileIndexBytes, maxUnitPostings).
 const maxSavedBytes = 1 << 30
 
+// Bounds of what a saved index may hold, checked before anything is made
+// for it, so that a crafted file cannot make the decoding allocate more
+// than a build of the largest index would: files, units, stems, file
+// postings (unit postings: maxUnitPostings), a string's bytes.
+const (
+	maxSavedFiles    = 1 << 21
+	maxSavedUnits    = 1 << 23
+	maxSavedStems    = 1 << 22
+	maxSavedPostings = 1 << 24
+	maxSavedString   = 1 << 16
+)
+
 // savedTemp names the temporary file a saved index is written to.
 const savedTemp = ".file-index-*"
 
 // savedFreeMin is the free space a saved index must leave on its disk, at
 // least (and twice its size). A variable for the tests.
-var savedFreeMin int64 = 512 << 20
+var savedFreeMin int64 = 64 << 20
 
 // errSaved is the fault of a saved index that cannot be used.
 var errSaved = errors.New("search: saved file index: unusable")
@@ -62,13 +74,18 @@ var errSaved = errors.New("search: saved file index: unusable")
 // the SHA-256 of the executable; nil when it cannot be read (nothing is
 // saved or read then).
 var savedIdentity = sync.OnceValue(func() []byte {
-	exe, err := os.Executable()
+	// The running file: where /proc has it, even when the binary on disk
+	// was replaced since the process started (an upgrade under a running
+	// server), which the path os.Executable names would hash instead.
+	f, err := os.Open("/proc/self/exe")
 	if err != nil {
-		return nil
-	}
-	f, err := os.Open(exe)
-	if err != nil {
-		return nil
+		exe, xerr := os.Executable()
+		if xerr != nil {
+			return nil
+		}
+		if f, err = os.Open(exe); err != nil {
+			return nil
+		}
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -317,7 +334,25 @@ func (r *savedReader) take(n uint64) []byte {
 	return out
 }
 
-func (r *savedReader) str() string { return string(r.take(r.uvarint())) }
+func (r *savedReader) str() string {
+	n := r.uvarint()
+	if n > maxSavedString {
+		r.fail()
+		return ""
+	}
+	return string(r.take(n))
+}
+
+// bounded reads a count of items of at least size bytes each, at most
+// limit.
+func (r *savedReader) bounded(size, limit int) int {
+	n := r.count(size)
+	if n > limit {
+		r.fail()
+		return 0
+	}
+	return n
+}
 
 // count reads a count of items of at least size bytes each: one the rest
 // of the body cannot hold is a fault (no allocation follows a false one).
@@ -357,7 +392,7 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 	}
 	r := &savedReader{b: b}
 	p := newFilePart()
-	nfiles := r.count(10)
+	nfiles := r.bounded(10, maxSavedFiles)
 	p.files = make([]fileEntry, 0, nfiles)
 	p.byKey = make(map[string]int32, nfiles)
 	for i := 0; i < nfiles && r.err == nil; i++ {
@@ -383,7 +418,7 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 	units := r.take(1)
 	p.unitsOK = len(units) == 1 && units[0] == 1
 	if p.unitsOK {
-		nunits := r.count(29)
+		nunits := r.bounded(29, maxSavedUnits)
 		raw := r.take(uint64(nunits) * 29)
 		p.units = make([]unitEntry, nunits)
 		p.unitFiles = make([]int32, nunits)
@@ -414,21 +449,22 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 			p.fileUnits[i] = [2]int32{lo, hi}
 		}
 	}
-	nstems := r.count(3)
+	nstems := r.bounded(3, maxSavedStems)
+	nfp, nup := r.bounded(5, maxSavedPostings), r.bounded(4, maxUnitPostings)
+	if r.err != nil || nup > 0 && !p.unitsOK || nstems > nfp+nup {
+		return nil, errSaved // every stem has a posting
+	}
 	p.stems = make(map[uint64][]filePosting, nstems)
 	p.ustems = make(map[uint64][]unitPosting, nstems)
 	// Each kind's postings in one array, as pack and packUnits leave them.
-	fall := make([]filePosting, r.count(5))
-	uall := make([]unitPosting, r.count(4))
-	if len(uall) > 0 && !p.unitsOK || len(uall) > maxUnitPostings || len(fall) > maxFileIndexBytes {
-		r.fail() // more than a build keeps
-	}
+	fall := make([]filePosting, nfp)
+	uall := make([]unitPosting, nup)
 	counts := make([][2]int32, 0, nstems)
 	nf, nu := 0, 0
 	for i := 0; i < nstems && r.err == nil; i++ {
 		h := stemHash(r.take(r.uvarint()))
 		f, u := r.count(5), r.count(4)
-		if f > len(fall)-nf || u > len(uall)-nu {
+		if f > len(fall)-nf || u > len(uall)-nu || f+u == 0 {
 			r.fail()
 			break
 		}
@@ -468,12 +504,20 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 	return p, nil
 }
 
+// savable reports whether base may be saved: it holds its units (a base
+// without, too large for them, is not, so that a workspace that shrank
+// since is not ranked from it without them).
+func savable(base *filePart) bool { return base.unitsOK && base.fileUnits != nil }
+
 // loadSaved reads the saved base, or returns nil: none, or unusable.
 func (e *Engine) loadSaved() *filePart {
 	var p *filePart
 	e.readSaved(func(b, id []byte) {
 		p, _ = decodeFilePart(b, id)
 	})
+	if p != nil && !savable(p) {
+		return nil
+	}
 	return p
 }
 
@@ -489,13 +533,13 @@ func (e *Engine) savedFresh(now []fileEntry) bool {
 	if p == nil {
 		return false
 	}
-	changed := 0
+	kept := 0
 	for _, f := range now {
-		if id, ok := p.byKey[fileKeyOf(f.sourceID, f.path)]; !ok || p.files[id].print != f.print {
-			changed++
+		if id, ok := p.byKey[fileKeyOf(f.sourceID, f.path)]; ok && p.files[id].print == f.print {
+			kept++
 		}
 	}
-	return changed <= len(p.files)/fileDeltaShare
+	return !wholeBuild(len(p.files), len(now), kept)
 }
 
 // readSaved calls fn with the saved index's bytes, mapped (fn copies
@@ -529,7 +573,14 @@ func (e *Engine) readSaved(fn func(b, id []byte)) {
 func (c *fileIndexCache) save(e *Engine, base *filePart) {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
+	if c.saveClosed || !savable(base) {
+		base.names = nil // not published yet: only its builder holds it
+		return
+	}
 	if c.saveNext != nil || c.saving {
+		if c.saveNext != nil {
+			c.saveNext.names = nil // never written now
+		}
 		c.saveNext = base
 		return
 	}
@@ -557,6 +608,25 @@ func writeSaved(path string, p *filePart) error {
 	if id == nil {
 		return errSaved
 	}
+	// One owner at a time, one save at a time: a temporary file already
+	// there is a killed process's.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), savedTemp)); len(old) > 0 {
+		for _, o := range old {
+			os.Remove(o)
+		}
+	}
+	// The index's own writes (a sync, its WAL, a checkpoint) come first:
+	// a cache is not written where it would leave them short of room.
+	free := func() int64 {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(filepath.Dir(path), &st); err != nil {
+			return 0
+		}
+		return int64(st.Bavail) * int64(st.Bsize)
+	}
+	if free() < savedFreeMin {
+		return errSaved
+	}
 	pieces, err := encodeFilePart(p, id)
 	if err != nil {
 		return err
@@ -565,19 +635,8 @@ func writeSaved(path string, p *filePart) error {
 	for _, b := range pieces {
 		size += int64(len(b))
 	}
-	// The index's own writes (a sync, its WAL, a checkpoint) come first:
-	// a cache is not written where it would leave them short of room.
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(filepath.Dir(path), &st); err != nil ||
-		int64(st.Bavail)*int64(st.Bsize)-size < max(savedFreeMin, 2*size) {
+	if free()-size < max(savedFreeMin, 2*size) {
 		return errSaved
-	}
-	// One owner at a time, one save at a time: a temporary file already
-	// there is a killed process's.
-	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), savedTemp)); len(old) > 0 {
-		for _, o := range old {
-			os.Remove(o)
-		}
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), savedTemp)
 	if err != nil {

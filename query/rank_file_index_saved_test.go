@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -120,7 +121,7 @@ func TestSavedFileIndex(t *testing.T) {
 	if n := next.fileIdx.loaded.Load(); n != 1 {
 		t.Errorf("the next engine read the saved base %d times, want 1", n)
 	}
-	if st2, err := os.Stat(path); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+	if st2, err := os.Stat(path); err != nil || !os.SameFile(st2, st) {
 		t.Errorf("the next engine wrote the saved base again (%v)", err)
 	}
 
@@ -283,7 +284,7 @@ func TestPrepareSaved(t *testing.T) {
 	if err := next.PrepareSaved(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st2, err := os.Stat(path); err != nil || !st2.ModTime().Equal(st.ModTime()) || next.fileIdx.loaded.Load() != 0 {
+	if st2, err := os.Stat(path); err != nil || !os.SameFile(st2, st) || next.fileIdx.loaded.Load() != 0 {
 		t.Errorf("a fresh saved base was read (%d) or written again (%v)", next.fileIdx.loaded.Load(), err)
 	}
 	for i := range 3 * fileDeltaShare {
@@ -296,7 +297,7 @@ func TestPrepareSaved(t *testing.T) {
 	if err := stale.PrepareSaved(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st3, err := os.Stat(path); err != nil || st3.ModTime().Equal(st.ModTime()) {
+	if st3, err := os.Stat(path); err != nil || os.SameFile(st3, st) {
 		t.Errorf("a stale saved base was not written again (%v)", err)
 	}
 	if r, want := rankingsOf(t, env, env.nextEngine(t, path)), rankingsOf(t, env, env.nextEngine(t, "")); !slices.Equal(r, want) {
@@ -318,6 +319,93 @@ func TestSavedFileIndexLeavesRoom(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".file-index-*")); len(left) > 0 {
 		t.Errorf("left %v", left)
+	}
+	// With room, the next engine's build is saved.
+	savedFreeMin = keep
+	next := env.nextEngine(t, path)
+	rankingsOf(t, env, next)
+	next.fileIdx.saves.Wait()
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("not saved with room: %v", err)
+	}
+}
+
+// A base too large for its units is not saved, and one saved so is not
+// read: the workspace may have shrunk since, and a fresh build would hold
+// them.
+func TestSavedFileIndexNeedsUnits(t *testing.T) {
+	env, _, path := savedEnv(t)
+	rankingsOf(t, env, env.engine)
+	env.engine.fileIdx.saves.Wait()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decodeFilePart(raw, savedIdentity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.unitsOK, p.units, p.unitFiles, p.ustems, p.fileUnits = false, nil, nil, nil, nil
+	if savable(p) {
+		t.Error("a base without its units is savable")
+	}
+	p.names = map[uint64]string{}
+	for h := range p.stems {
+		p.names[h] = "x" // any name: the part is only encoded
+	}
+	pieces, err := encodeFilePart(p, savedIdentity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Join(pieces, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	next := env.nextEngine(t, path)
+	if next.loadSaved() != nil {
+		t.Error("a saved base without its units was read")
+	}
+}
+
+// A saved index that counts more files than any build holds is refused
+// before anything is made for them, however well it is framed.
+func TestSavedFileIndexBounds(t *testing.T) {
+	id := []byte("0123456789abcdef0123456789abcdef")
+	// Files of ten zero bytes each (seven empty strings, three zeros):
+	// one more than the bound.
+	var w savedWriter
+	w.uvarint(maxSavedFiles + 1)
+	w.b = append(w.b, make([]byte, 10*(maxSavedFiles+1))...)
+	in := bytes.Join(frameSaved(id, w.b), nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := decodeFilePart(in, id)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Error("decoded more files than the bound")
+	}
+	// Two million files decoded before the refusal would be hundreds of MB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("refusing the file allocated %d MB", got>>20)
+	}
+}
+
+// An index is built whole, not refreshed, when more than an eighth of
+// its base's files changed, were added, or went.
+func TestWholeBuild(t *testing.T) {
+	for _, c := range []struct {
+		base, now, kept int
+		whole           bool
+	}{
+		{80, 80, 80, false},
+		{80, 80, 70, false}, // ten changed
+		{80, 80, 69, true},  // eleven changed
+		{80, 91, 80, true},  // eleven added
+		{80, 69, 69, true},  // eleven removed
+		{80, 75, 75, false}, // five removed
+	} {
+		if got := wholeBuild(c.base, c.now, c.kept); got != c.whole {
+			t.Errorf("wholeBuild(%d, %d, %d) = %v, want %v", c.base, c.now, c.kept, got, c.whole)
+		}
 	}
 }
 

@@ -191,7 +191,7 @@ func TestAddPreparesSearch(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"path":"d7/heron0417.md"`) {
 		t.Fatalf("search: %+v", r)
 	}
-	if st2, err := os.Stat(saved); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+	if st2, err := os.Stat(saved); err != nil || !os.SameFile(st2, st) {
 		t.Errorf("the search built and saved the index again (%v)", err)
 	}
 }
