@@ -53,9 +53,9 @@ var clientInstance = sync.OnceValue(func() string { return uuid.NewString() })
 // delegate to it while it runs. The caller Closes it. Its job queue stays
 // still (NoJobs) until the command, or a sibling through it, adds, syncs or
 // retries a job: a command that only reads leaves the queue as it found it.
-// Its search builds the file index before it ranks (NoWarm), as a one-shot
-// engine does, so that a command's answer does not depend on how fast the
-// machine built it.
+// Its search builds the file index, or reads the one an earlier owner
+// saved, before it ranks (NoWarm), as a one-shot engine does, so that a
+// command's answer does not depend on how fast the machine built it.
 func OpenLocal(ctx context.Context, o Options) (*Owner, error) {
 	o.NoJobs = true
 	o.NoWatch = true

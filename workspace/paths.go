@@ -116,8 +116,9 @@ type Layout struct {
 	// second run prints the same (.runtime/mcp-tokens.json, 0600).
 	MCPTokens string
 	// FileIndex is the saved base of the search's file index, read by an
-	// owner's first search instead of building it again
-	// (.runtime/file-index, 0600; query.Engine.SavedIndex).
+	// owner's first build of it (its warm-up or its first search) instead
+	// of building it again (.runtime/file-index, 0600;
+	// query.Engine.SavedIndex).
 	FileIndex string
 }
 
