@@ -1,11 +1,13 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 
 	"github.com/tychora/tychora/sources"
@@ -96,14 +98,13 @@ const unitFileBatch = 256
 // readUnits counts the leaf units of the part's files into it. A part
 // whose units are more than maxUnitPostings pairs, or that are not in one
 // range of rows per file, keeps none (unitsOK false). In the background
-// (bg) it yields to the searches every yieldUnits units.
+// (bg) it yields to the searches every yieldUnits units; a large part
+// built in the foreground is counted by workers beside the reading
+// (unitCounting).
 func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool) error {
 	p.fileUnits = make([][2]int32, len(p.files))
-	uc := newUnitCounter()
-	if p.names != nil {
-		uc.names = []string{}
-	}
-	postings := 0
+	uc := newUnitCounting(ctx, e, p, bg)
+	defer uc.stop()
 	last := int32(-1)
 	for lo := 0; lo < len(p.files); lo += unitFileBatch {
 		if err := ctx.Err(); err != nil {
@@ -133,29 +134,24 @@ func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool)
 			if file != last {
 				if p.fileUnits[file] != ([2]int32{}) || file < last {
 					// Units of a file out of its one range: keep none.
-					p.unitsOK = false
 					rows.Close()
-					p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+					p.dropUnits()
 					return nil
 				}
 				if last >= 0 {
-					p.fileUnits[last][1] = int32(len(p.units))
+					p.fileUnits[last][1] = uc.n
 				}
-				p.fileUnits[file][0] = int32(len(p.units))
+				p.fileUnits[file][0] = uc.n
 				last = file
 			}
 			c.decodeHeadings()
-			postings += p.addUnit(uc, &c, file)
-			if bg && len(p.units)%yieldUnits == 0 {
-				if err := e.Foreground.Yield(ctx); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			if postings > maxUnitPostings {
+			if err := uc.add(c, file); err != nil {
 				rows.Close()
-				p.unitsOK = false
-				p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+				return err
+			}
+			if uc.over() {
+				rows.Close()
+				p.dropUnits()
 				return nil
 			}
 		}
@@ -166,20 +162,33 @@ func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool)
 		}
 	}
 	if last >= 0 {
-		p.fileUnits[last][1] = int32(len(p.units))
+		p.fileUnits[last][1] = uc.n
 	}
-	p.packUnits(uc)
+	if err := uc.finish(); err != nil {
+		return err
+	}
+	if uc.over() {
+		p.dropUnits()
+		return nil
+	}
+	p.packUnits(uc.counters)
 	p.unitsOK = true
 	return nil
 }
 
-// addUnit counts one unit into the part and returns its postings.
-func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
-	id := int32(len(p.units))
+// dropUnits leaves the part without its unit index (unitsOK false).
+func (p *filePart) dropUnits() {
+	p.unitsOK = false
+	p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+}
+
+// countUnit counts unit id, c of file, into uc and returns its entry and
+// its postings.
+func countUnit(uc *unitCounter, files []fileEntry, c *candidate, file, id int32) (unitEntry, int) {
 	u := unitEntry{seq: c.seq, file: file, lens: uc.count(c)}
 	if c.kind == sources.KindCode {
 		u.flags |= unitCode
-		if f := &p.files[file]; (f.role == "" || f.role == string(sources.RoleSource)) && sources.InlineTest(f.language, c.headings, c.text) {
+		if f := &files[file]; (f.role == "" || f.role == string(sources.RoleSource)) && sources.InlineTest(f.language, c.headings, c.text) {
 			u.flags |= unitTest
 		}
 		if c.title == "imports" && importsShare(c.text) >= importsFull {
@@ -195,38 +204,86 @@ func (p *filePart) addUnit(uc *unitCounter, c *candidate, file int32) int {
 			body: uint16(min(n[ucBody], unitBodyMax)), code: uint8(min(n[ucCode], unitCodeMax)),
 			th: uint8(min(n[ucTitle], unitTitleMax)<<4 | min(n[ucHeading], unitTitleMax))})
 	}
-	p.units = append(p.units, u)
-	p.unitFiles = append(p.unitFiles, file)
-	return len(uc.order)
+	return u, len(uc.order)
 }
 
-// packUnits moves every stem's unit postings, as uc gathered them, into
-// one array, and maps each stem's hash to its own.
-func (p *filePart) packUnits(uc *unitCounter) {
-	n, stems := 0, 0
-	for _, ps := range uc.lists {
-		if len(ps) > 0 {
+// packUnits moves every stem's unit postings, as the counters gathered
+// them, into one array, and maps each stem's hash to its own. Each
+// counter holds its stems' postings in unit order; a stem several
+// counters hold gets theirs merged in that order.
+func (p *filePart) packUnits(ucs []*unitCounter) {
+	n := 0
+	for _, uc := range ucs {
+		for _, ps := range uc.lists {
 			n += len(ps)
-			stems++
 		}
 	}
 	all := make([]unitPosting, 0, n)
-	p.ustems = make(map[uint64][]unitPosting, stems)
-	for st, ps := range uc.lists {
-		if len(ps) == 0 {
-			continue
-		}
-		start := len(all)
-		all = append(all, ps...)
-		p.ustems[uc.hashes[st]] = all[start:len(all):len(all)]
-		uc.lists[st] = nil
-		if p.names != nil && uc.names != nil {
-			if _, ok := p.names[uc.hashes[st]]; !ok {
-				p.names[uc.hashes[st]] = uc.names[st]
+	type stemRange struct {
+		h          uint64
+		start, end int
+	}
+	var ranges []stemRange
+	var lists [][]unitPosting
+	for k, uc := range ucs {
+		for st, ps := range uc.lists {
+			if len(ps) == 0 {
+				continue
+			}
+			h := uc.hashes[st]
+			start := len(all)
+			lists = append(lists[:0], ps)
+			for _, o := range ucs[k+1:] {
+				if ost, ok := o.ids[h]; ok && len(o.lists[ost]) > 0 {
+					lists = append(lists, o.lists[ost])
+					o.lists[ost] = nil
+				}
+			}
+			all = mergeUnitPostings(all, lists)
+			ranges = append(ranges, stemRange{h, start, len(all)})
+			uc.lists[st] = nil
+			if p.names != nil && uc.names != nil {
+				if _, ok := p.names[h]; !ok {
+					p.names[h] = uc.names[st]
+				}
 			}
 		}
 	}
+	p.ustems = make(map[uint64][]unitPosting, len(ranges))
+	for _, r := range ranges {
+		p.ustems[r.h] = all[r.start:r.end:r.end]
+	}
 	p.units, p.unitFiles = slices.Clip(p.units), slices.Clip(p.unitFiles)
+}
+
+// mergeUnitPostings appends the postings of lists, each in unit order
+// and no unit in two, to dst in unit order.
+func mergeUnitPostings(dst []unitPosting, lists [][]unitPosting) []unitPosting {
+	if len(lists) == 1 {
+		return append(dst, lists[0]...)
+	}
+	for {
+		best := -1
+		for i, l := range lists {
+			if len(l) > 0 && (best < 0 || l[0].unit < lists[best][0].unit) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return dst
+		}
+		// best's run up to the next head of another list.
+		next := int32(math.MaxInt32)
+		for i, l := range lists {
+			if i != best && len(l) > 0 {
+				next = min(next, l[0].unit)
+			}
+		}
+		l := lists[best]
+		j, _ := slices.BinarySearchFunc(l, next, func(p unitPosting, u int32) int { return cmp.Compare(p.unit, u) })
+		dst = append(dst, l[:j]...)
+		lists[best] = l[j:]
+	}
 }
 
 // unitCounter counts one unit's stems as the scorer counts them. It

@@ -3,8 +3,11 @@ package query
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -271,5 +274,120 @@ func TestUnitPagesFollowTheirCursors(t *testing.T) {
 		if !slices.Equal(got, ids) {
 			t.Errorf("%q: four pages of 5\n  %v\nthe exhaustive 20\n  %v", question, got, ids)
 		}
+	}
+}
+
+// withUnitWorkers counts every part with workers workers, in batches of
+// batch units, until the test ends.
+func withUnitWorkers(t *testing.T, workers, batch int) {
+	oldW, oldB := unitWorkersFor, unitBatchUnits
+	unitWorkersFor = func(int) int { return workers }
+	unitBatchUnits = batch
+	t.Cleanup(func() { unitWorkersFor, unitBatchUnits = oldW, oldB })
+}
+
+// unitTreeWide is unitTree with enough files for many batches.
+func unitTreeWide() map[string]string {
+	tree := unitTree()
+	for i := range 40 {
+		tree[fmt.Sprintf("wide/w%02d.go", i)] = fmt.Sprintf("package wide\n\n// W%d parses an address of zone %d.\nfunc W%d() string { return \"address\" }\n\n// V%d reads %d readers.\nvar V%d = %d\n", i, i%3, i, i, i, i, i)
+	}
+	return tree
+}
+
+// buildPart builds a whole part of env's index, keeping its stems' names.
+func buildPart(t *testing.T, env *searchEnv) *filePart {
+	t.Helper()
+	ctx := context.Background()
+	tx, release, err := env.engine.begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	files, _, err := readFilePrints(ctx, env.engine, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := readFilePart(ctx, env.engine, tx, files, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Counted by workers beside the reading, in batches that cut files
+// apart, a part holds exactly what one counter makes: the same units in
+// the same order, the same postings of every stem in unit order, the
+// same stems' names.
+func TestUnitCountingParallel(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", unitTreeWide())
+	want := buildPart(t, env)
+	if !want.unitsOK || len(want.units) < 40 {
+		t.Fatalf("the part holds %d units (ok %v), want a unit index", len(want.units), want.unitsOK)
+	}
+	for _, c := range []struct{ workers, batch int }{{2, 1}, {3, 3}, {4, 7}, {2, 1000}} {
+		withUnitWorkers(t, c.workers, c.batch)
+		got := buildPart(t, env)
+		if diff := samePart(got, want); diff != "" {
+			t.Errorf("%d workers, batches of %d: the part differs in its %s", c.workers, c.batch, diff)
+		}
+		if !maps.Equal(got.names, want.names) {
+			t.Errorf("%d workers, batches of %d: the stems' names differ", c.workers, c.batch)
+		}
+	}
+}
+
+// Counted by workers, a part over the postings bound keeps no units, and
+// a build whose context ends returns its error with every worker gone; a
+// build in the background is counted by the reader alone.
+func TestUnitCountingParallelStops(t *testing.T) {
+	withUnitWorkers(t, 3, 2)
+	env := newSearchEnv(t)
+	env.folder("go", "default", unitTreeWide())
+	old := maxUnitPostings
+	maxUnitPostings = 50
+	p := buildPart(t, env)
+	maxUnitPostings = old
+	if p.unitsOK || p.units != nil || p.ustems != nil {
+		t.Errorf("a part over the bound holds %d units (ok %v)", len(p.units), p.unitsOK)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	tx, release, err := env.engine.begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	files, _, err := readFilePrints(ctx, env.engine, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := newFilePart()
+	part.files = files
+	if bgc := newUnitCounting(ctx, env.engine, part, true); bgc.jobs != nil || len(bgc.counters) != 1 {
+		t.Errorf("a build in the background counts with %d workers, want the reader alone", len(bgc.counters))
+	}
+	before := runtime.NumGoroutine()
+	uc := newUnitCounting(ctx, env.engine, part, false)
+	for i := range 10 {
+		if err := uc.add(candidate{seq: int64(i), text: "address zone"}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	var addErr error
+	for i := 10; i < 1000 && addErr == nil; i++ {
+		addErr = uc.add(candidate{seq: int64(i), text: "address zone"}, 0)
+	}
+	if addErr == nil {
+		addErr = uc.finish()
+	}
+	uc.stop()
+	if !errors.Is(addErr, context.Canceled) {
+		t.Errorf("counting after its context ended: %v, want context.Canceled", addErr)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the counting stopped, %d before", n, before)
 	}
 }
