@@ -18,11 +18,14 @@ import (
 // single counter would have made. The part is the same either way
 // (TestUnitCountingParallel).
 //
-// Only a build someone waits for counts with workers: a CLI search
-// without an owner, the preparing of the saved base after an add or sync
-// (PrepareSaved), an inline refresh. A build in the background (bg) is
-// counted by the reader alone, yielding to the searches, so that it never
-// takes more than the one core it took before from a busy owner.
+// Only a build that does not give way to the searches counts with
+// workers: one a search or command waits for (a CLI search without an
+// owner, the saved base an add or sync prepares, an inline refresh) and
+// the refresh behind a serving owner's searches, which go without the
+// index until it is done. A build that gives way (bg: the one before a
+// sync's commit, while the searches keep the old generation's index) is
+// counted by the reader alone, yielding to them, so that it takes no more
+// from a busy owner than before.
 
 // unitBatchUnits is how many consecutive units one batch holds.
 var unitBatchUnits = 128

@@ -340,7 +340,8 @@ func TestUnitCountingParallel(t *testing.T) {
 
 // Counted by workers, a part over the postings bound keeps no units, and
 // a build whose context ends returns its error with every worker gone; a
-// build in the background is counted by the reader alone.
+// build that gives way to the searches (bg) is counted by the reader
+// alone.
 func TestUnitCountingParallelStops(t *testing.T) {
 	withUnitWorkers(t, 3, 2)
 	env := newSearchEnv(t)
@@ -366,7 +367,7 @@ func TestUnitCountingParallelStops(t *testing.T) {
 	part := newFilePart()
 	part.files = files
 	if bgc := newUnitCounting(ctx, env.engine, part, true); bgc.jobs != nil || len(bgc.counters) != 1 {
-		t.Errorf("a build in the background counts with %d workers, want the reader alone", len(bgc.counters))
+		t.Errorf("a build that gives way counts with %d workers, want the reader alone", len(bgc.counters))
 	}
 	before := runtime.NumGoroutine()
 	uc := newUnitCounting(ctx, env.engine, part, false)
