@@ -357,7 +357,8 @@ func indexRanges(fs *fileScores, files []bestFile) [][2]int64 {
 
 // TestFileIndexBuiltBehind: a serving engine builds a large workspace's
 // file index behind the searches, which answer without it meanwhile; a
-// small workspace's is built before any search is ranked.
+// small workspace's is built before any search is ranked, and a first
+// question ranked with it.
 func TestFileIndexBuiltBehind(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("go", "default", fileIndexTree())
@@ -390,6 +391,14 @@ func TestFileIndexBuiltBehind(t *testing.T) {
 	small.engine.warming.Wait()
 	if behind, index := sc.state(); behind || index == nil {
 		t.Fatal("a small workspace's index was not built by the warm-up itself")
+	}
+	// The warm-up ranked a question with the index: the default
+	// profile's normalizations are made before any caller's search.
+	sc.index.norms.mu.Lock()
+	_, normed := sc.index.norms.m[DefaultProfile]
+	sc.index.norms.mu.Unlock()
+	if !normed {
+		t.Error("the warm-up left the default profile's unit normalizations to the first search")
 	}
 	small.engine.Close()
 	env.engine.Close()

@@ -327,6 +327,9 @@ func (own *Owner) openEngines(ctx context.Context, s workspace.Settings) error {
 	own.life, own.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	if !own.opts.NoWarm {
 		own.engine.StartWarm(own.life)
+		// The default token counter loads its vocabulary once per
+		// process (tens of milliseconds): before the first answer.
+		go render.CounterFor("")
 	}
 	own.searcher = query.NewSearcher[[]render.HitCost](own.life, query.SearcherOptions{Ranker: own.engine, DB: own.db, Runs: own.runs,
 		Slots: rankSlots(own.db.Readers()), CacheSize: searchCacheSize, Logger: own.log, Foreground: &own.fg})
