@@ -327,11 +327,16 @@ const sqlIndexedFiles = `SELECT count(*) FROM files WHERE status = 'indexed'`
 // it the first searches of a fresh owner under 32 clients answered at p99
 // 360–405 ms against 295–323 ms with it (bench/README.md, "A fresh
 // owner's first searches").
+//
+// A large workspace whose index is built behind the searches is not
+// warmed so: the question would be ranked without the index, beside its
+// build, and warm nothing the index's first searches need.
 func (e *Engine) warm(ctx context.Context) error {
-	if err := e.warmIndex(ctx); err != nil {
+	ready, err := e.warmIndex(ctx)
+	if err != nil || !ready {
 		return err
 	}
-	_, err := e.Search(ctx, workspace.Principal{ID: "warm", Grant: workspace.GrantRead}, QueryRequest{Question: warmQuestion, Limit: 10})
+	_, err = e.Search(ctx, workspace.Principal{ID: "warm", Grant: workspace.GrantRead}, QueryRequest{Question: warmQuestion, Limit: 10})
 	return err
 }
 
@@ -340,27 +345,28 @@ const warmQuestion = "how is an error returned to the caller"
 
 // warmIndex builds the file index of the current generation: a small
 // workspace's before any search ranks, a large one's from a saved base
-// that needs no whole build likewise, else behind the searches.
-func (e *Engine) warmIndex(ctx context.Context) error {
+// that needs no whole build likewise, else behind the searches. It
+// reports whether the index is ready when it returns.
+func (e *Engine) warmIndex(ctx context.Context) (ready bool, err error) {
 	tx, release, err := e.begin(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer release()
 	gen, _, err := readGeneration(ctx, e, tx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var files int
 	if err := tx.QueryRowContext(ctx, sqlIndexedFiles).Scan(&files); err != nil {
-		return fmt.Errorf("search: file index: %w", err)
+		return false, fmt.Errorf("search: file index: %w", err)
 	}
 	c := &e.fileIdx
 	if files >= c.inlineLimit() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.generation != nil || c.behind || c.closed {
-			return nil
+			return c.generation != nil && !c.behind && !c.closed, nil
 		}
 		// A saved base that needs no whole build is read before any
 		// search ranks (a fraction of a second; the searches that come
@@ -372,14 +378,14 @@ func (e *Engine) warmIndex(ctx context.Context) error {
 			if err == nil && ix != nil {
 				c.generation, c.index = slices.Clone(gen), ix
 				c.epoch++
-				return nil
+				return true, nil
 			}
 		}
 		c.startBehind(e, saved)
-		return nil
+		return false, nil
 	}
-	_, err = c.get(ctx, e, tx, gen, time.Now())
-	return err
+	ix, err := c.get(ctx, e, tx, gen, time.Now())
+	return ix != nil, err
 }
 
 // fileRef is a file of an index: its part's index with the delta's after

@@ -299,7 +299,7 @@ type unitCounter struct {
 	hashes []uint64         // each number's stem hash
 	// names, when not nil, are each number's stem (a base to be saved).
 	names []string
-	// lists are each stem's postings (readUnits, addUnit).
+	// lists are each stem's postings (countUnit).
 	lists [][]unitPosting
 	// seen is, for each stem, the unit that last counted it (unit); slot
 	// its place in order for that unit.

@@ -189,9 +189,10 @@ func (uc *unitCounting) finish() error {
 	p := uc.p
 	p.units = make([]unitEntry, 0, uc.n)
 	p.unitFiles = make([]int32, 0, uc.n)
-	for _, b := range uc.batches {
+	for i, b := range uc.batches {
 		p.units = append(p.units, b.entries...)
 		p.unitFiles = append(p.unitFiles, b.files...)
+		uc.batches[i] = nil
 	}
 	uc.batches = nil
 	return nil
