@@ -286,11 +286,12 @@ func withUnitWorkers(t *testing.T, workers, batch int) {
 	t.Cleanup(func() { unitWorkersFor, unitBatchUnits = oldW, oldB })
 }
 
-// unitTreeWide is unitTree with enough files for many batches.
+// unitTreeWide is unitTree with enough files for many batches, and for
+// more than one read of units (unitFileBatch).
 func unitTreeWide() map[string]string {
 	tree := unitTree()
-	for i := range 40 {
-		tree[fmt.Sprintf("wide/w%02d.go", i)] = fmt.Sprintf("package wide\n\n// W%d parses an address of zone %d.\nfunc W%d() string { return \"address\" }\n\n// V%d reads %d readers.\nvar V%d = %d\n", i, i%3, i, i, i, i, i)
+	for i := range unitFileBatch + 20 {
+		tree[fmt.Sprintf("wide/w%03d.go", i)] = fmt.Sprintf("package wide\n\n// W%d parses an address of zone %d.\nfunc W%d() string { return \"address\" }\n\n// V%d reads %d readers.\nvar V%d = %d\n", i, i%3, i, i, i, i, i)
 	}
 	return tree
 }
