@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -296,20 +297,28 @@ func unitTreeWide() map[string]string {
 	return tree
 }
 
+// indexFiles begins a read of env's index and returns the files a part
+// of it holds.
+func indexFiles(t *testing.T, env *searchEnv) (*sql.Tx, []fileEntry, func()) {
+	t.Helper()
+	tx, release, err := env.engine.begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := readFilePrints(context.Background(), env.engine, tx)
+	if err != nil {
+		release()
+		t.Fatal(err)
+	}
+	return tx, files, release
+}
+
 // buildPart builds a whole part of env's index, keeping its stems' names.
 func buildPart(t *testing.T, env *searchEnv) *filePart {
 	t.Helper()
-	ctx := context.Background()
-	tx, release, err := env.engine.begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx, files, release := indexFiles(t, env)
 	defer release()
-	files, _, err := readFilePrints(ctx, env.engine, tx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := readFilePart(ctx, env.engine, tx, files, false, true)
+	p, err := readFilePart(context.Background(), env.engine, tx, files, false, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,15 +365,8 @@ func TestUnitCountingParallelStops(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	tx, release, err := env.engine.begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, files, release := indexFiles(t, env)
 	defer release()
-	files, _, err := readFilePrints(ctx, env.engine, tx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	part := newFilePart()
 	part.files = files
 	if bgc := newUnitCounting(ctx, env.engine, part, true); bgc.jobs != nil || len(bgc.counters) != 1 {
