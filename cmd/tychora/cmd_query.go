@@ -49,10 +49,11 @@ func searchCommand(e *env) *cli.Command {
 			}
 			return withReads(c, e, func(ctx context.Context, svc interfaces.Service, inProcess bool) error {
 				// Without an owner, the search of a large workspace first
-				// builds the file index it ranks with (seconds over tens of
-				// thousands of units): say so on a terminal.
+				// reads the saved file index it ranks with, or builds and
+				// saves it (seconds over tens of thousands of units): say
+				// so on a terminal when it takes a while.
 				stop := slowNote(e.stderr, inProcess && !c.Bool("json") && isTerminal(e.stderr), slowSearchAfter,
-					"tychora: no owner is running, so this search first builds the index it ranks with (saved for the next search; tychora serve keeps it)…")
+					"tychora: no owner is running, so this search first readies the index it ranks with (built once after a change, then read from .runtime/file-index; tychora serve keeps it in memory)…")
 				out, err := svc.Search(ctx, args)
 				stop()
 				if err != nil {
