@@ -395,3 +395,84 @@ func TestUnitCountingParallelStops(t *testing.T) {
 		t.Errorf("%d goroutines after the counting stopped, %d before", n, before)
 	}
 }
+
+// A file whose many units all match, named by the question and with a
+// large whole-file score, sends stage B only the units that can outrank
+// the page's last hit after their file's saturation (saturateBounds), and
+// the pages, first and followed, stay the exhaustive ranking's.
+func TestUnitPoolSaturated(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := unitTree()
+	var zoo strings.Builder
+	zoo.WriteString("package zoo\n\n")
+	for j := range 30 {
+		fmt.Fprintf(&zoo, "// Feed%d feeds the quokka %s.\nfunc Feed%d() int { return %d }\n\n", j, strings.Repeat("and the reader ", j), j, j)
+	}
+	tree["zoo/quokka.go"] = zoo.String()
+	for j := range 15 {
+		tree[fmt.Sprintf("misc/f%02d.go", j)] = fmt.Sprintf("package misc\n\n// F%d counts a quokka, quokka %d.\nfunc F%d() int { return %d }\n", j, j, j, j)
+	}
+	env.folder("src", "default", tree)
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	for _, limit := range []int{1, 3, 10} {
+		req := QueryRequest{Question: "quokka", Limit: limit}
+		pooled := env.search(env.all, req)
+		exhaustive, err := full.Search(context.Background(), env.all, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b []string
+		for _, h := range pooled.Hits {
+			a = append(a, h.EvidenceID)
+		}
+		for _, h := range exhaustive.Hits {
+			b = append(b, h.EvidenceID)
+		}
+		if !slices.Equal(a, b) || len(a) != limit {
+			t.Errorf("limit %d: pooled %v, exhaustive %v", limit, a, b)
+		}
+	}
+	// Pages followed by their cursors: the exhaustive ranking's, too.
+	want, err := full.Search(context.Background(), env.all, QueryRequest{Question: "quokka", Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, ids []string
+	req := QueryRequest{Question: "quokka", Limit: 5}
+	for range 4 {
+		res := env.search(env.all, req)
+		for _, h := range res.Hits {
+			got = append(got, h.EvidenceID)
+		}
+		if res.NextCursor == nil {
+			break
+		}
+		req.Cursor = *res.NextCursor
+	}
+	for _, h := range want.Hits {
+		ids = append(ids, h.EvidenceID)
+	}
+	if len(ids) != 20 || !slices.Equal(got, ids) {
+		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, ids)
+	}
+
+	q, ix, _, release := indexedQueryTx(t, env, "quokka")
+	defer release()
+	q.asked = rolesAsked(q.pq, nil)
+	fs := ix.score(q, &scopeFilter{})
+	uc, ok := ix.unitCandidates(q, &scopeFilter{}, fs, 10)
+	if !ok {
+		t.Fatal("the unit index did not serve the question")
+	}
+	zooUnits := 0
+	for _, seq := range uc.seqs {
+		for i := range ix.base.units {
+			if u := &ix.base.units[i]; u.seq == seq && ix.base.files[u.file].path == "zoo/quokka.go" {
+				zooUnits++
+			}
+		}
+	}
+	if zooUnits == 0 || zooUnits > 3 {
+		t.Errorf("stage B reads %d of zoo/quokka.go's 30 units (of %d), want the few its saturation lets reach the page", zooUnits, len(uc.seqs))
+	}
+}

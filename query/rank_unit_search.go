@@ -56,7 +56,8 @@ type unitScratch struct {
 	// (stamped with its tick) in its path.
 	pathTick []uint32
 	pathC    []uint16
-	his      []float64
+	his, los []float64
+	above    []float64
 	heap     []float64
 	keep     []int32
 }
@@ -534,7 +535,8 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		return ff
 	}
 	his := slices.Grow(sc.his[:0], len(sc.touched))[:len(sc.touched)]
-	sc.his = his
+	los := slices.Grow(sc.los[:0], len(sc.touched))[:len(sc.touched)]
+	sc.his, sc.los = his, los
 	lastRef, ff := int32(-1), (*unitFile)(nil)
 	for i, uref := range sc.touched {
 		u := w.unit(uref)
@@ -555,7 +557,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		t := sc.t[uref]
 		m := mm.match(sc.held[uref])
 		if m == matchNone {
-			his[i] = math.Inf(-1)
+			his[i], los[i] = math.Inf(-1), 0
 			continue
 		}
 		name := namedShare(ff.name, ff.named, role)
@@ -579,7 +581,7 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		if u.flags&unitInexact != 0 {
 			hi = math.Inf(1)
 		}
-		his[i] = hi
+		his[i], los[i] = hi, lo
 		top := &ff.lo
 		for j := range top {
 			if lo > top[j] {
@@ -614,11 +616,12 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		tau = h[0]
 	}
 	sc.heap = h
+	saturateBounds(w, sc, his, los, tau)
 	// Stage B's units: those whose upper bound reaches τ, those that may
 	// hold the best BM25F score.
 	// The normalizations are kept in float32: bounds are compared with
 	// room for their rounding.
-	const tol = 1e-6
+	const tol = boundTol
 	keep := sc.keep[:0]
 	for i, uref := range sc.touched {
 		x := his[i]
@@ -672,6 +675,61 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 		}
 	}
 	return out
+}
+
+// boundTol is the room bounds are compared with: the normalizations are
+// kept in float32.
+const boundTol = 1e-6
+
+// saturateBounds lowers the upper bound (his) of each unit that reaches
+// τ by the saturation it cannot escape: the units of its file whose lower
+// bound (los) is above its upper bound certainly rank above it, n of them,
+// so its final score is at most U·saturationⁿ. That keeps a file of many
+// units that all match (one that names the question's words, with a
+// large whole-file score) from filling the pool with units only its first
+// few can be. Only lower bounds above τ can be above a unit that reaches
+// it, so a file without one is passed over. It is rank-safe: a unit the
+// rule drops scores below τ in the exhaustive ranking, every unit
+// certainly above a kept unit is kept (its bound is larger by more than
+// 1/saturation), and a unit kept while one above it was dropped cannot
+// score τ in the pool either (docs/search.md, "Rank safety").
+func saturateBounds(w *unitWalk, sc *unitScratch, his, los []float64, tau float64) {
+	floor := tau * (1 - boundTol)
+	if floor <= 0 {
+		return
+	}
+	above := sc.above[:0]
+	for a := 0; a < len(sc.touched); {
+		f := w.fileOf(sc.touched[a])
+		b := a + 1
+		for b < len(sc.touched) && w.fileOf(sc.touched[b]) == f {
+			b++
+		}
+		above = above[:0]
+		for i := a; i < b; i++ {
+			if los[i] > floor {
+				above = append(above, los[i])
+			}
+		}
+		if len(above) > 0 && b-a > 1 {
+			slices.Sort(above)
+			for i := a; i < b; i++ {
+				x := his[i]
+				if x < floor || math.IsInf(x, 0) {
+					continue
+				}
+				// The lower bounds above x, with room for rounding: from
+				// the first at least the next float after lim.
+				lim := x * (1 + boundTol)
+				j, _ := slices.BinarySearch(above, math.Nextafter(lim, math.Inf(1)))
+				if n := len(above) - j; n > 0 {
+					his[i] = x * math.Pow(saturation, float64(n))
+				}
+			}
+		}
+		a = b
+	}
+	sc.above = above
 }
 
 // unitFile is what unitCandidates works out once per file: its whole-file
