@@ -30,11 +30,13 @@ import (
 // Saturation only lowers a score, and a file's j-th unit scores at least
 // the j-th largest L of the file times saturationʲ; so the k-th largest
 // of those products, τ, is at most the score of the k-th hit, and a unit
-// whose U is below τ cannot be among the first k. With k the end of the
-// page asked for (offset + limit), stage B reads every unit whose U
-// reaches τ and every unit that may hold the best BM25F score
-// (T+P ≥ best⁻): each page is the exhaustive ranking's, so a later page
-// continues an earlier one exactly.
+// whose U is below τ cannot be among the first k. Nor can one whose U
+// times saturationⁿ is, n being the units of its file whose L is above
+// its U (saturateBounds). With k the end of the page asked for (offset +
+// limit), stage B reads every unit whose U so saturated reaches τ and
+// every unit that may hold the best BM25F score (T+P ≥ best⁻): each page
+// is the exhaustive ranking's, so a later page continues an earlier one
+// exactly.
 
 // maxUnitCandidates bounds the units stage B reads from the unit index.
 const maxUnitCandidates = 1000
@@ -617,7 +619,8 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 	}
 	sc.heap = h
 	saturateBounds(w, sc, his, los, tau)
-	// Stage B's units: those whose upper bound reaches τ, those that may
+	// Stage B's units: those whose upper bound, saturated by the units
+	// certainly above them in their file, reaches τ, those that may
 	// hold the best BM25F score.
 	// The normalizations are kept in float32: bounds are compared with
 	// room for their rounding.
