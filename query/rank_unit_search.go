@@ -695,7 +695,7 @@ const boundTol = 1e-6
 // rule drops scores below τ in the exhaustive ranking, every unit
 // certainly above a kept unit is kept (its bound is larger by more than
 // 1/saturation), and a unit kept while one above it was dropped cannot
-// score τ in the pool either (docs/search.md, "Rank safety").
+// score τ in the pool either (docs/search.md, "Saturation in the bound").
 func saturateBounds(w *unitWalk, sc *unitScratch, his, los []float64, tau float64) {
 	floor := tau * (1 - boundTol)
 	if floor <= 0 {
