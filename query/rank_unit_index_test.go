@@ -249,26 +249,7 @@ func TestUnitPagesFollowTheirCursors(t *testing.T) {
 	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
 	ctx := context.Background()
 	for _, question := range []string{"buffer reader", "merge segment index", "cache"} {
-		want, err := full.Search(ctx, env.all, QueryRequest{Question: question, Limit: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		req := QueryRequest{Question: question, Limit: 5}
-		for range 4 {
-			res := env.search(env.all, req)
-			for _, h := range res.Hits {
-				got = append(got, h.EvidenceID)
-			}
-			if res.NextCursor == nil {
-				break
-			}
-			req.Cursor = *res.NextCursor
-		}
-		var ids []string
-		for _, h := range want.Hits {
-			ids = append(ids, h.EvidenceID)
-		}
+		got, ids := followedPages(ctx, t, env, full, question)
 		if len(ids) < 20 {
 			t.Fatalf("%q: %d matches, want 20 or more", question, len(ids))
 		}
@@ -276,6 +257,32 @@ func TestUnitPagesFollowTheirCursors(t *testing.T) {
 			t.Errorf("%q: four pages of 5\n  %v\nthe exhaustive 20\n  %v", question, got, ids)
 		}
 	}
+}
+
+// followedPages returns the hits of four pages of 5 of question, each
+// reached by the cursor of the one before, and the first 20 hits of the
+// exhaustive ranking (full).
+func followedPages(ctx context.Context, t *testing.T, env *searchEnv, full *Engine, question string) (got, want []string) {
+	t.Helper()
+	all, err := full.Search(ctx, env.all, QueryRequest{Question: question, Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range all.Hits {
+		want = append(want, h.EvidenceID)
+	}
+	req := QueryRequest{Question: question, Limit: 5}
+	for range 4 {
+		res := env.search(env.all, req)
+		for _, h := range res.Hits {
+			got = append(got, h.EvidenceID)
+		}
+		if res.NextCursor == nil {
+			break
+		}
+		req.Cursor = *res.NextCursor
+	}
+	return got, want
 }
 
 // withUnitWorkers counts every part with workers workers, in batches of
@@ -437,25 +444,7 @@ func TestUnitPoolSaturated(t *testing.T) {
 		}
 	}
 	// Pages followed by their cursors: the exhaustive ranking's, too.
-	want, err := full.Search(context.Background(), env.all, QueryRequest{Question: "quokka", Limit: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, ids []string
-	req := QueryRequest{Question: "quokka", Limit: 5}
-	for range 4 {
-		res := env.search(env.all, req)
-		for _, h := range res.Hits {
-			got = append(got, h.EvidenceID)
-		}
-		if res.NextCursor == nil {
-			break
-		}
-		req.Cursor = *res.NextCursor
-	}
-	for _, h := range want.Hits {
-		ids = append(ids, h.EvidenceID)
-	}
+	got, ids := followedPages(context.Background(), t, env, full, "quokka")
 	if len(ids) != 20 || !slices.Equal(got, ids) {
 		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, ids)
 	}
