@@ -57,6 +57,7 @@ type Engine struct {
 	helpers    chan struct{}
 	helped     atomic.Int64 // searches whose helper read their best files
 	unitServed atomic.Int64 // searches whose stage A the unit index served
+	unitsRead  atomic.Int64 // the units stage B read for those
 	// unprepared, when set (tests), is called with the text of each
 	// statement a search prepares where it runs (search_stmt.go).
 	unprepared func(q string)
@@ -303,6 +304,7 @@ func (e *Engine) candidates(ctx context.Context, tx *sql.Tx, q *preparedQuery, s
 	if fe.fs != nil {
 		if uc, ok := fe.fs.ix.unitCandidates(q, sf, fe.fs, end); ok {
 			e.unitServed.Add(1)
+			e.unitsRead.Add(int64(len(uc.seqs)))
 			fe.units = true
 			cands, err := e.fetchCandidates(ctx, tx, uc.seqs)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,9 @@ import (
 // TYCHORA_BENCH_NO_FILE_INDEX=1 searches without the file index, as a
 // facet-filtered search, a CLI process without an owner and the first
 // seconds of an owner do (the whole-file probe, rank_file_best.go).
+// TYCHORA_BENCH_LIMIT sets each search's limit (default 10). It also
+// reports units/q, the units stage B read per search the unit index
+// served.
 //
 //	go test -run '^$' -bench SearchGoSrc -benchtime 20x ./query/
 func BenchmarkSearchGoSrc(b *testing.B) {
@@ -69,12 +73,17 @@ func BenchmarkSearchGoSrc(b *testing.B) {
 		}
 		defer func() { rankedHook = nil }()
 	}
+	limit := 10
+	if v, err := strconv.Atoi(os.Getenv("TYCHORA_BENCH_LIMIT")); err == nil && v > 0 {
+		limit = v
+	}
+	served, read := e.unitServed.Load(), e.unitsRead.Load()
 	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, q := range queries {
 			t0 := time.Now()
-			res, err := e.Search(ctx, p, QueryRequest{Question: q, Limit: 10})
+			res, err := e.Search(ctx, p, QueryRequest{Question: q, Limit: limit})
 			lat = append(lat, time.Since(t0))
 			if err != nil {
 				b.Fatalf("%q: %v", q, err)
@@ -93,6 +102,9 @@ func BenchmarkSearchGoSrc(b *testing.B) {
 	b.ReportMetric(pct(0.90), "p90-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	if n := e.unitServed.Load() - served; n > 0 {
+		b.ReportMetric(float64(e.unitsRead.Load()-read)/float64(n), "units/q")
+	}
 	if rankedHook != nil {
 		b.ReportMetric(float64(rows)/float64(len(lat)), "bm25-rows/q")
 	}
