@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -379,8 +380,15 @@ func TestUnitCountingParallelStops(t *testing.T) {
 	if bgc := newUnitCounting(ctx, env.engine, part, true); bgc.jobs != nil || len(bgc.counters) != 1 {
 		t.Errorf("a build that gives way counts with %d workers, want the reader alone", len(bgc.counters))
 	}
-	before := runtime.NumGoroutine()
 	uc := newUnitCounting(ctx, env.engine, part, false)
+	// The workers may not have run yet: wait until they are seen, so
+	// that the check after stop can fail.
+	for deadline := time.Now().Add(10 * time.Second); countingWorkers() != 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d counting workers seen, want 3", countingWorkers())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	for i := range 10 {
 		if err := uc.add(candidate{seq: int64(i), text: "address zone"}, 0); err != nil {
 			t.Fatal(err)
@@ -398,8 +406,22 @@ func TestUnitCountingParallelStops(t *testing.T) {
 	if !errors.Is(addErr, context.Canceled) {
 		t.Errorf("counting after its context ended: %v, want context.Canceled", addErr)
 	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after the counting stopped, %d before", n, before)
+	if n := countingWorkers(); n != 0 {
+		t.Errorf("%d counting workers left after the counting stopped", n)
+	}
+}
+
+// countingWorkers is the number of goroutines running a unitCounting's
+// work. Other goroutines (the database's, the engine's) come and go on
+// their own, so the whole count says nothing.
+func countingWorkers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "(*unitCounting).work(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
