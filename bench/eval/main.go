@@ -463,7 +463,12 @@ func buildIndex(ctx context.Context, corpus, name, keep string) (*index, func(),
 	base := ""
 	cleanup := func() {}
 	if keep != "" {
+		// One kept index per format: a document's path holds its
+		// extension, so an index of the other format matches no judgment.
 		base = filepath.Join(keep, name)
+		if docFormat != "md" {
+			base += "-" + docFormat
+		}
 	} else {
 		tmp, err := os.MkdirTemp("", "tychora-eval-")
 		if err != nil {
