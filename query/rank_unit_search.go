@@ -541,6 +541,15 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 	sc.his, sc.los = his, los
 	lastRef, ff := int32(-1), (*unitFile)(nil)
 	for i, uref := range sc.touched {
+		// A unit that matches no clause (one part of an identifier the
+		// question names, without the others) is out whatever its file:
+		// its file's factors are not worked out for it (a file none of
+		// whose units match keeps no lower bound, and τ passes it over).
+		m := mm.match(sc.held[uref])
+		if m == matchNone {
+			his[i], los[i] = math.Inf(-1), 0
+			continue
+		}
 		u := w.unit(uref)
 		if fref := w.fileOf(uref); fref != lastRef {
 			lastRef, ff = fref, factor(fref)
@@ -557,11 +566,6 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			conv *= importsPrior
 		}
 		t := sc.t[uref]
-		m := mm.match(sc.held[uref])
-		if m == matchNone {
-			his[i], los[i] = math.Inf(-1), 0
-			continue
-		}
 		name := namedShare(ff.name, ff.named, role)
 		lo := (t + fileWeight*ff.f + name*nameBoost*bestLo) * role * conv
 		if m == matchMaybe {
