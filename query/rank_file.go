@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -730,9 +731,33 @@ func titleNames(names []qname, c *candidate) bool {
 	if len(names) == 0 || c.title == "" {
 		return false
 	}
-	t := strings.ToLower(strings.ReplaceAll(c.title, "_", ""))
+	return holdsFoldedName(appendFoldedTitle(nil, c.title), foldedNames(names))
+}
+
+// appendFoldedTitle appends title as titleNames compares it: in lower
+// case, without underscores. The unit index keeps its units' titles so
+// (filePart.titles).
+func appendFoldedTitle(dst []byte, title string) []byte {
+	return append(dst, strings.ToLower(strings.ReplaceAll(title, "_", ""))...)
+}
+
+// foldedNames are the names as titleNames looks for them in a folded
+// title: without underscores, the empty ones left out.
+func foldedNames(names []qname) [][]byte {
+	var out [][]byte
 	for _, n := range names {
-		if w := strings.ReplaceAll(n.name, "_", ""); w != "" && strings.Contains(t, w) {
+		if w := strings.ReplaceAll(n.name, "_", ""); w != "" {
+			out = append(out, []byte(w))
+		}
+	}
+	return out
+}
+
+// holdsFoldedName reports whether the folded title t holds one of names
+// (foldedNames).
+func holdsFoldedName(t []byte, names [][]byte) bool {
+	for _, n := range names {
+		if bytes.Contains(t, n) {
 			return true
 		}
 	}

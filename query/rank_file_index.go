@@ -105,6 +105,12 @@ type filePart struct {
 	ustems    map[uint64][]unitPosting
 	fileUnits [][2]int32
 	unitsOK   bool
+	// titles are the units' titles folded as titleNames folds them (lower
+	// case, no underscores), one after the other; titleEnds[i] is where
+	// unit i's ends. Stage B's bound of the named-test boost reads them
+	// (unitWalk.titleNames).
+	titles    []byte
+	titleEnds []uint32
 
 	// names, kept while a base is built to be saved, are its stems by
 	// their hashes (rank_file_index_saved.go): the hashes are this

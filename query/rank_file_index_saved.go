@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -41,7 +42,7 @@ import (
 // savedMagic and savedVersion open a saved index.
 const (
 	savedMagic   = "tychora file index\n"
-	savedVersion = 1
+	savedVersion = 2
 )
 
 // maxSavedBytes bounds the saved index read: more than any index the
@@ -131,6 +132,14 @@ func encodeFilePart(p *filePart, id []byte) ([][]byte, error) {
 		for _, r := range p.fileUnits {
 			w.b = binary.LittleEndian.AppendUint32(w.b, uint32(r[0]))
 			w.b = binary.LittleEndian.AppendUint32(w.b, uint32(r[1]))
+		}
+		// The units' folded titles: their bytes, then each one's length.
+		w.uvarint(uint64(len(p.titles)))
+		w.b = append(w.b, p.titles...)
+		lo := uint32(0)
+		for _, end := range p.titleEnds {
+			w.uvarint(uint64(end - lo))
+			lo = end
 		}
 	} else {
 		w.b = append(w.b, 0)
@@ -448,6 +457,20 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 			}
 			p.fileUnits[i] = [2]int32{lo, hi}
 		}
+		titles := r.take(uint64(r.count(1)))
+		p.titles = slices.Clone(titles)
+		p.titleEnds = make([]uint32, nunits)
+		end := uint64(0)
+		for i := range p.titleEnds {
+			if end += r.uvarint(); r.err != nil || end > uint64(len(titles)) {
+				r.fail()
+				break
+			}
+			p.titleEnds[i] = uint32(end)
+		}
+		if end != uint64(len(titles)) {
+			r.fail()
+		}
 	}
 	nstems := r.bounded(3, maxSavedStems)
 	nfp, nup := r.bounded(5, maxSavedPostings), r.bounded(4, maxUnitPostings)
@@ -500,6 +523,7 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 	}
 	if !p.unitsOK {
 		p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+		p.titles, p.titleEnds = nil, nil
 	}
 	return p, nil
 }

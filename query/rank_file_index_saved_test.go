@@ -79,6 +79,8 @@ func samePart(got, want *filePart) string {
 		return "unit postings"
 	case !reflect.DeepEqual(g.fileUnits, w.fileUnits):
 		return "fileUnits"
+	case !bytes.Equal(g.titles, w.titles) || !slices.Equal(g.titleEnds, w.titleEnds):
+		return "titles"
 	}
 	return ""
 }

@@ -180,6 +180,13 @@ func readUnits(ctx context.Context, e *Engine, tx *sql.Tx, p *filePart, bg bool)
 func (p *filePart) dropUnits() {
 	p.unitsOK = false
 	p.units, p.unitFiles, p.ustems, p.fileUnits = nil, nil, nil, nil
+	p.titles, p.titleEnds = nil, nil
+}
+
+// addTitle adds the title of the next unit.
+func (p *filePart) addTitle(title string) {
+	p.titles = appendFoldedTitle(p.titles, title)
+	p.titleEnds = append(p.titleEnds, uint32(len(p.titles)))
 }
 
 // countUnit counts unit id, c of file, into uc and returns its entry and
@@ -254,6 +261,7 @@ func (p *filePart) packUnits(ucs []*unitCounter) {
 		p.ustems[r.h] = all[r.start:r.end:r.end]
 	}
 	p.units, p.unitFiles = slices.Clip(p.units), slices.Clip(p.unitFiles)
+	p.titles, p.titleEnds = slices.Clip(p.titles), slices.Clip(p.titleEnds)
 }
 
 // mergeUnitPostings appends the postings of lists, each in unit order

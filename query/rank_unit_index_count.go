@@ -100,6 +100,7 @@ func newUnitCounting(ctx context.Context, e *Engine, p *filePart, bg bool) *unit
 func (uc *unitCounting) add(c candidate, file int32) error {
 	id := uc.n
 	uc.n++
+	uc.p.addTitle(c.title)
 	if uc.jobs == nil {
 		u, n := countUnit(uc.counters[0], uc.p.files, &c, file, id)
 		uc.p.units = append(uc.p.units, u)

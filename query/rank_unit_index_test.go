@@ -491,3 +491,64 @@ func TestUnitPoolSaturated(t *testing.T) {
 		t.Errorf("stage B reads %d of zoo/quokka.go's 32 units (of %d), want the few its saturation lets reach the page", zooUnits, len(uc.seqs))
 	}
 }
+
+// A question that names a test (TestParseQuokka) asks for tests, and of
+// those only the ones whose titles name it gain the named-test boost:
+// stage B's bound gives it to them alone (the units' titles,
+// filePart.titles), so the many tests that call the name are not read,
+// and the pages stay the exhaustive ranking's.
+func TestUnitPoolNamedTest(t *testing.T) {
+	env := newSearchEnv(t)
+	tree := unitTree()
+	tree["zoo/quokka.go"] = "package zoo\n\n// ParseQuokka parses a quokka.\nfunc ParseQuokka(s string) int { return len(s) }\n"
+	var tests strings.Builder
+	tests.WriteString("package zoo\n\nimport \"testing\"\n\n")
+	tests.WriteString("func TestParseQuokka(t *testing.T) {\n\tif ParseQuokka(\"q\") != 1 {\n\t\tt.Fatal(\"parse\")\n\t}\n}\n\n")
+	for j := range 30 {
+		fmt.Fprintf(&tests, "// TestFeed%d feeds a parsed quokka %s.\nfunc TestFeed%d(t *testing.T) {\n\t_ = ParseQuokka(%q)\n}\n\n", j, strings.Repeat("and parses the quokka ", j%7), j, strings.Repeat("q", j))
+	}
+	tree["zoo/quokka_test.go"] = tests.String()
+	env.folder("src", "default", tree)
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	const question = "TestParseQuokka"
+	for _, limit := range []int{1, 3, 10} {
+		req := QueryRequest{Question: question, Limit: limit}
+		pooled := env.search(env.all, req)
+		exhaustive, err := full.Search(context.Background(), env.all, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b []string
+		for _, h := range pooled.Hits {
+			a = append(a, h.EvidenceID)
+		}
+		for _, h := range exhaustive.Hits {
+			b = append(b, h.EvidenceID)
+		}
+		if !slices.Equal(a, b) || len(a) != limit {
+			t.Errorf("limit %d: pooled %v, exhaustive %v", limit, a, b)
+		}
+		if limit == 1 && (len(pooled.Hits) == 0 || !strings.Contains(pooled.Hits[0].Title, "TestParseQuokka")) {
+			t.Errorf("first hit %+v, want func TestParseQuokka", pooled.Hits)
+		}
+	}
+	got, ids := followedPages(context.Background(), t, env, full, question)
+	if len(ids) != 20 || !slices.Equal(got, ids) {
+		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, ids)
+	}
+
+	q, ix, _, release := indexedQueryTx(t, env, question)
+	defer release()
+	q.asked = rolesAsked(q.pq, nil)
+	if len(q.asked) == 0 {
+		t.Fatalf("%q asks for no role", question)
+	}
+	fs := ix.score(q, &scopeFilter{})
+	uc, ok := ix.unitCandidates(q, &scopeFilter{}, fs, 1)
+	if !ok {
+		t.Fatal("the unit index did not serve the question")
+	}
+	if len(uc.seqs) == 0 || len(uc.seqs) > 5 {
+		t.Errorf("stage B reads %d units for the first hit, want the named test and the few that may outrank it", len(uc.seqs))
+	}
+}

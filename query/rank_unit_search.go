@@ -496,6 +496,10 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 	nq := q.nameQuery()
 	cv := newConventions(q.pq, nq)
 	defScale := q.definitionScale()
+	var testNames [][]byte // the named-test boost's names, folded
+	if len(q.asked) > 0 {
+		testNames = foldedNames(q.pq.names)
+	}
 	tf, ptf := make([]float64, nt), make([]float64, nt)
 	factor := func(fref int32) *unitFile {
 		ff := &sc.files[fref]
@@ -580,7 +584,9 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			if sc.spelled[uref] {
 				d = max(d, spelledDef*bestHi)
 			}
-		case len(q.asked) > 0 && role == 1:
+		case len(q.asked) > 0 && role == 1 && len(testNames) > 0 && w.titleNames(uref, testNames):
+			// Only a unit whose title names a name of the question
+			// gains the named-test boost (titleNames).
 			d = namedTestBoost * bestHi
 		}
 		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + name*nameBoost*bestHi) * role * conv

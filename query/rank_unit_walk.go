@@ -54,6 +54,24 @@ func (w *unitWalk) unit(uref int32) *unitEntry {
 	return &w.ix.base.units[uref]
 }
 
+// titleNames reports whether the title of unit uref holds one of names
+// (foldedNames), as titleNames does a candidate's; true when its part
+// keeps no titles.
+func (w *unitWalk) titleNames(uref int32, names [][]byte) bool {
+	p, i := w.ix.base, uref
+	if uref >= w.nbU {
+		p, i = w.ix.delta, uref-w.nbU
+	}
+	if len(p.titleEnds) != len(p.units) {
+		return true
+	}
+	lo := uint32(0)
+	if i > 0 {
+		lo = p.titleEnds[i-1]
+	}
+	return holdsFoldedName(p.titles[lo:p.titleEnds[i]], names)
+}
+
 // fileOf returns the file ref of a unit ref.
 func (w *unitWalk) fileOf(uref int32) int32 {
 	if uref >= w.nbU {
