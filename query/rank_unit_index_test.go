@@ -446,30 +446,7 @@ func TestUnitPoolSaturated(t *testing.T) {
 		tree[fmt.Sprintf("misc/f%02d.go", j)] = fmt.Sprintf("package misc\n\n// F%d counts a quokka, quokka %d.\nfunc F%d() int { return %d }\n", j, j, j, j)
 	}
 	env.folder("src", "default", tree)
-	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
-	for _, limit := range []int{1, 3, 10} {
-		req := QueryRequest{Question: "quokka", Limit: limit}
-		pooled := env.search(env.all, req)
-		exhaustive, err := full.Search(context.Background(), env.all, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a, b []string
-		for _, h := range pooled.Hits {
-			a = append(a, h.EvidenceID)
-		}
-		for _, h := range exhaustive.Hits {
-			b = append(b, h.EvidenceID)
-		}
-		if !slices.Equal(a, b) || len(a) != limit {
-			t.Errorf("limit %d: pooled %v, exhaustive %v", limit, a, b)
-		}
-	}
-	// Pages followed by their cursors: the exhaustive ranking's, too.
-	got, ids := followedPages(context.Background(), t, env, full, "quokka")
-	if len(ids) != 20 || !slices.Equal(got, ids) {
-		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, ids)
-	}
+	samePagesAsExhaustive(t, env, "quokka")
 
 	q, ix, _, release := indexedQueryTx(t, env, "quokka")
 	defer release()
@@ -509,32 +486,10 @@ func TestUnitPoolNamedTest(t *testing.T) {
 	}
 	tree["zoo/quokka_test.go"] = tests.String()
 	env.folder("src", "default", tree)
-	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
 	const question = "TestParseQuokka"
-	for _, limit := range []int{1, 3, 10} {
-		req := QueryRequest{Question: question, Limit: limit}
-		pooled := env.search(env.all, req)
-		exhaustive, err := full.Search(context.Background(), env.all, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a, b []string
-		for _, h := range pooled.Hits {
-			a = append(a, h.EvidenceID)
-		}
-		for _, h := range exhaustive.Hits {
-			b = append(b, h.EvidenceID)
-		}
-		if !slices.Equal(a, b) || len(a) != limit {
-			t.Errorf("limit %d: pooled %v, exhaustive %v", limit, a, b)
-		}
-		if limit == 1 && (len(pooled.Hits) == 0 || !strings.Contains(pooled.Hits[0].Title, "TestParseQuokka")) {
-			t.Errorf("first hit %+v, want func TestParseQuokka", pooled.Hits)
-		}
-	}
-	got, ids := followedPages(context.Background(), t, env, full, question)
-	if len(ids) != 20 || !slices.Equal(got, ids) {
-		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, ids)
+	samePagesAsExhaustive(t, env, question)
+	if first := env.search(env.all, QueryRequest{Question: question, Limit: 1}); len(first.Hits) == 0 || !strings.Contains(first.Hits[0].Title, "TestParseQuokka") {
+		t.Errorf("first hit %+v, want func TestParseQuokka", first.Hits)
 	}
 
 	q, ix, _, release := indexedQueryTx(t, env, question)
@@ -550,5 +505,35 @@ func TestUnitPoolNamedTest(t *testing.T) {
 	}
 	if len(uc.seqs) == 0 || len(uc.seqs) > 5 {
 		t.Errorf("stage B reads %d units for the first hit, want the named test and the few that may outrank it", len(uc.seqs))
+	}
+}
+
+// samePagesAsExhaustive checks that the first pages of question at
+// limits 1, 3 and 10, and four pages of 5 followed by their cursors, are
+// the exhaustive ranking's (every matching unit scored).
+func samePagesAsExhaustive(t *testing.T, env *searchEnv, question string) {
+	t.Helper()
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	ids := func(hs []Hit) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.EvidenceID)
+		}
+		return out
+	}
+	for _, limit := range []int{1, 3, 10} {
+		req := QueryRequest{Question: question, Limit: limit}
+		exhaustive, err := full.Search(context.Background(), env.all, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := ids(env.search(env.all, req).Hits), ids(exhaustive.Hits)
+		if !slices.Equal(a, b) || len(a) != limit {
+			t.Errorf("limit %d: pooled %v, exhaustive %v", limit, a, b)
+		}
+	}
+	got, want := followedPages(context.Background(), t, env, full, question)
+	if len(want) != 20 || !slices.Equal(got, want) {
+		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, want)
 	}
 }
