@@ -457,15 +457,19 @@ func decodeSaved(b, id []byte, filesOnly bool) (*filePart, error) {
 			}
 			p.fileUnits[i] = [2]int32{lo, hi}
 		}
+		// The titles (at most maxSavedBytes, so every end fits 32 bits),
+		// then each one's length: the ends only go up, to the last byte.
 		titles := r.take(uint64(r.count(1)))
 		p.titles = slices.Clone(titles)
 		p.titleEnds = make([]uint32, nunits)
 		end := uint64(0)
 		for i := range p.titleEnds {
-			if end += r.uvarint(); r.err != nil || end > uint64(len(titles)) {
+			n := r.uvarint()
+			if r.err != nil || n > uint64(len(titles))-end {
 				r.fail()
 				break
 			}
+			end += n
 			p.titleEnds[i] = uint32(end)
 		}
 		if end != uint64(len(titles)) {
@@ -658,6 +662,10 @@ func writeSaved(path string, p *filePart) error {
 	size := int64(0)
 	for _, b := range pieces {
 		size += int64(len(b))
+	}
+	// A file the next owner would refuse to read is not written.
+	if size > maxSavedBytes {
+		return errSaved
 	}
 	if free()-size < max(savedFreeMin, 2*size) {
 		return errSaved

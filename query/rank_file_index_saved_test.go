@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -425,12 +426,19 @@ func FuzzSavedFileIndex(f *testing.F) {
 	p.unitFiles = []int32{0, 1}
 	p.fileUnits = [][2]int32{{0, 1}, {1, 2}}
 	p.ustems = map[uint64][]unitPosting{h: {{unit: 0, body: 2, th: 0x10}, {unit: 1, code: 1}}}
+	p.addTitle("func ParseB")
+	p.addTitle("c")
 	id := []byte("0123456789abcdef0123456789abcdef")
 	pieces, err := encodeFilePart(p, id)
 	if err != nil {
 		f.Fatal(err)
 	}
 	good := bytes.Join(pieces, nil)
+	if q, err := decodeFilePart(good, id); err != nil {
+		f.Fatalf("the seed does not decode: %v", err)
+	} else if len(q.units) != 2 || !bytes.Equal(q.titles, p.titles) || !slices.Equal(q.titleEnds, p.titleEnds) {
+		f.Fatalf("the seed decodes with %d units, titles %q %v", len(q.units), q.titles, q.titleEnds)
+	}
 	f.Add(good)
 	f.Add(good[:len(good)-3])
 	f.Add([]byte(savedMagic))
@@ -466,6 +474,68 @@ func FuzzSavedFileIndex(f *testing.F) {
 					t.Fatalf("units %v of %d", r, len(q.units))
 				}
 			}
+			checkTitleEnds(t, q)
 		}
 	})
+}
+
+// checkTitleEnds fails t unless p's title ends go up, one a unit, to the
+// end of its titles.
+func checkTitleEnds(t *testing.T, p *filePart) {
+	t.Helper()
+	if !p.unitsOK {
+		return
+	}
+	if len(p.titleEnds) != len(p.units) {
+		t.Fatalf("%d title ends for %d units", len(p.titleEnds), len(p.units))
+	}
+	lo := uint32(0)
+	for _, end := range p.titleEnds {
+		if end < lo || int(end) > len(p.titles) {
+			t.Fatalf("title ends %v over %d bytes", p.titleEnds, len(p.titles))
+		}
+		lo = end
+	}
+}
+
+// A saved file whose title lengths wrap around (ends that go back, then
+// forth to the last byte) is refused, not read into a part whose titles
+// a search would slice out of order.
+func TestSavedTitlesOutOfOrder(t *testing.T) {
+	p := newFilePart()
+	p.names = map[uint64]string{}
+	p.files = []fileEntry{{sourceID: "s", path: "a.go", print: "x"}}
+	p.byKey = map[string]int32{fileKeyOf("s", "a.go"): 0}
+	p.units = []unitEntry{{seq: 1}, {seq: 2}, {seq: 3}}
+	p.unitFiles = []int32{0, 0, 0}
+	p.fileUnits = [][2]int32{{0, 3}}
+	for _, title := range []string{"abcde", "", ""} {
+		p.addTitle(title)
+	}
+	id := []byte("0123456789abcdef0123456789abcdef")
+	pieces, err := encodeFilePart(p, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Join(pieces[1:], nil)
+	// The titles, then their lengths 5, 0, 0: made 5, 2⁶⁴−3, 3 (ends 5,
+	// 2, 5).
+	at := bytes.Index(body, []byte("abcde\x05\x00\x00"))
+	if at < 0 {
+		t.Fatal("the titles' lengths are not where they are written")
+	}
+	crafted := slices.Clone(body[:at+5])
+	crafted = binary.AppendUvarint(crafted, 5)
+	crafted = binary.AppendUvarint(crafted, 1<<64-3)
+	crafted = binary.AppendUvarint(crafted, 3)
+	crafted = append(crafted, body[at+8:]...)
+	if _, err := decodeFilePart(bytes.Join(frameSaved(id, crafted), nil), id); err == nil {
+		t.Fatal("title ends that go back were read")
+	}
+	// The same file as written reads back.
+	if q, err := decodeFilePart(bytes.Join(frameSaved(id, body), nil), id); err != nil {
+		t.Fatalf("as written: %v", err)
+	} else {
+		checkTitleEnds(t, q)
+	}
 }

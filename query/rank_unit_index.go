@@ -184,10 +184,21 @@ func (p *filePart) dropUnits() {
 }
 
 // addTitle adds the title of the next unit.
+// A title longer than maxKeptTitle bytes, folded, is kept cut to that
+// length, and one of that length may hold any name (unitWalk.titleNames):
+// the titles of a part weigh at most maxKeptTitle bytes a unit (a code
+// title is at most 80 runes; a heading of prose may be a paragraph).
 func (p *filePart) addTitle(title string) {
+	start := len(p.titles)
 	p.titles = appendFoldedTitle(p.titles, title)
+	if len(p.titles)-start > maxKeptTitle {
+		p.titles = p.titles[:start+maxKeptTitle]
+	}
 	p.titleEnds = append(p.titleEnds, uint32(len(p.titles)))
 }
+
+// maxKeptTitle bounds a unit's title as the unit index keeps it.
+const maxKeptTitle = 256
 
 // countUnit counts unit id, c of file, into uc and returns its entry and
 // its postings.

@@ -537,3 +537,28 @@ func samePagesAsExhaustive(t *testing.T, env *searchEnv, question string) {
 		t.Errorf("four pages of 5\n  %v\nthe exhaustive 20\n  %v", got, want)
 	}
 }
+
+// The unit index keeps a unit's title folded as titleNames compares it,
+// and a long one cut: a cut title may hold any name.
+func TestUnitTitlesKept(t *testing.T) {
+	p := newFilePart()
+	p.units = make([]unitEntry, 3)
+	long := "## " + strings.Repeat("A heading that goes on ", 40)
+	for _, title := range []string{"func Test_Parse_Quokka(t *testing.T)", "func TestFeed(t *testing.T)", long} {
+		p.addTitle(title)
+	}
+	if n := len(p.titles) - int(p.titleEnds[1]); n != maxKeptTitle {
+		t.Errorf("the long title is kept as %d bytes, want %d", n, maxKeptTitle)
+	}
+	w := newUnitWalk(&fileIndex{base: p, delta: newFilePart()}, &scopeFilter{})
+	names := foldedNames([]qname{{name: "testparsequokka"}})
+	for uref, want := range []bool{true, false, true} {
+		if got := w.titleNames(int32(uref), names); got != want {
+			t.Errorf("unit %d: titleNames %v, want %v", uref, got, want)
+		}
+		c := &candidate{title: []string{"func Test_Parse_Quokka(t *testing.T)", "func TestFeed(t *testing.T)", long}[uref]}
+		if got := titleNames([]qname{{name: "testparsequokka"}}, c); got && !w.titleNames(int32(uref), names) {
+			t.Errorf("unit %d: the scorer's titleNames holds where the kept title does not", uref)
+		}
+	}
+}

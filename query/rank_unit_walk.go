@@ -56,7 +56,7 @@ func (w *unitWalk) unit(uref int32) *unitEntry {
 
 // titleNames reports whether the title of unit uref holds one of names
 // (foldedNames), as titleNames does a candidate's; true when its part
-// keeps no titles.
+// keeps no titles, or only the start of this one (addTitle).
 func (w *unitWalk) titleNames(uref int32, names [][]byte) bool {
 	p, i := w.ix.base, uref
 	if uref >= w.nbU {
@@ -69,7 +69,8 @@ func (w *unitWalk) titleNames(uref int32, names [][]byte) bool {
 	if i > 0 {
 		lo = p.titleEnds[i-1]
 	}
-	return holdsFoldedName(p.titles[lo:p.titleEnds[i]], names)
+	t := p.titles[lo:p.titleEnds[i]]
+	return len(t) >= maxKeptTitle || holdsFoldedName(t, names)
 }
 
 // fileOf returns the file ref of a unit ref.
