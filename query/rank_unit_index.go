@@ -183,11 +183,11 @@ func (p *filePart) dropUnits() {
 	p.titles, p.titleEnds = nil, nil
 }
 
-// addTitle adds the title of the next unit.
-// A title longer than maxKeptTitle bytes, folded, is kept cut to that
-// length, and one of that length may hold any name (unitWalk.titleNames):
-// the titles of a part weigh at most maxKeptTitle bytes a unit (a code
-// title is at most 80 runes; a heading of prose may be a paragraph).
+// addTitle adds the title of the next unit, folded (appendFoldedTitle).
+// One longer than maxKeptTitle bytes is kept cut to that length, and one
+// of that length may hold any name (unitWalk.titleNames): the titles of a
+// part weigh at most maxKeptTitle bytes a unit (a code title is at most
+// 80 runes; a heading of prose may be a paragraph).
 func (p *filePart) addTitle(title string) {
 	start := len(p.titles)
 	p.titles = appendFoldedTitle(p.titles, title)
