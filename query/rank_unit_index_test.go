@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -559,6 +560,28 @@ func TestUnitTitlesKept(t *testing.T) {
 		c := &candidate{title: []string{"func Test_Parse_Quokka(t *testing.T)", "func TestFeed(t *testing.T)", long}[uref]}
 		if got := titleNames([]qname{{name: "testparsequokka"}}, c); got && !w.titleNames(int32(uref), names) {
 			t.Errorf("unit %d: the scorer's titleNames holds where the kept title does not", uref)
+		}
+	}
+}
+
+// seekUnit finds what a linear scan forward finds.
+func TestSeekUnit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 17))
+	for range 2000 {
+		var l []unitPosting
+		u := int32(0)
+		for range rng.IntN(40) {
+			u += 1 + int32(rng.IntN(5))
+			l = append(l, unitPosting{unit: u})
+		}
+		i := rng.IntN(len(l) + 1)
+		target := int32(rng.IntN(int(u) + 3))
+		want := i
+		for want < len(l) && l[want].unit < target {
+			want++
+		}
+		if got := seekUnit(l, i, target); got != want {
+			t.Fatalf("seekUnit(%v, %d, %d) = %d, want %d", l, i, target, got, want)
 		}
 	}
 }

@@ -1,5 +1,10 @@
 package query
 
+import (
+	"cmp"
+	"slices"
+)
+
 // unitWalk walks unit postings of an index within a scope.
 type unitWalk struct {
 	ix    *fileIndex
@@ -97,46 +102,42 @@ func (w *unitWalk) each(h uint64, fn func(uref, fref int32, u *unitEntry, p unit
 }
 
 // join calls fn for every unit in scope that holds each of the stems,
-// with its postings of them in order.
+// with its postings of them in order. The shortest list leads; the
+// others are searched forward from where they stood (seekUnit), so a
+// rare word beside a common one costs about its own postings.
 func (w *unitWalk) join(hs []uint64, fn func(uref, fref int32, u *unitEntry, ps []unitPosting)) {
 	ps := make([]unitPosting, len(hs))
+	lists := make([][]unitPosting, len(hs))
+	at := make([]int, len(hs))
 	for i := range 2 {
 		part, fo, uo := w.part(i)
-		lists := make([][]unitPosting, len(hs))
+		d := 0
 		for k, h := range hs {
-			if lists[k] = part.ustems[h]; len(lists[k]) == 0 {
-				lists = nil
-				break
+			if lists[k] = part.ustems[h]; len(lists[k]) < len(lists[d]) {
+				d = k
 			}
 		}
-		if lists == nil {
+		if len(lists[d]) == 0 {
 			continue
 		}
-		at := make([]int, len(lists))
-	outer:
-		for at[0] < len(lists[0]) {
-			target := lists[0][at[0]].unit
-			for k := 1; k < len(lists); k++ {
-				l := lists[k]
-				for at[k] < len(l) && l[at[k]].unit < target {
-					at[k]++
+		clear(at)
+	next:
+		for _, p := range lists[d] {
+			target := p.unit
+			for k, l := range lists {
+				if k == d {
+					continue
 				}
+				at[k] = seekUnit(l, at[k], target)
 				if at[k] == len(l) {
-					break outer
+					break next
 				}
-				if l[at[k]].unit > target {
-					// Move the first list up to it and start over.
-					t := l[at[k]].unit
-					for at[0] < len(lists[0]) && lists[0][at[0]].unit < t {
-						at[0]++
-					}
-					continue outer
+				if l[at[k]].unit != target {
+					continue next
 				}
+				ps[k] = l[at[k]]
 			}
-			for k := range lists {
-				ps[k] = lists[k][at[k]]
-			}
-			at[0]++
+			ps[d] = p
 			u := &part.units[target]
 			fref := fo + u.file
 			if w.inScope(fref) {
@@ -144,6 +145,24 @@ func (w *unitWalk) join(hs []uint64, fn func(uref, fref int32, u *unitEntry, ps 
 			}
 		}
 	}
+}
+
+// seekUnit returns the first index at or after i of postings l (in unit
+// order) whose unit is at least target, or len(l): a galloping search,
+// about log₂ of the distance moved.
+func seekUnit(l []unitPosting, i int, target int32) int {
+	if i >= len(l) || l[i].unit >= target {
+		return i
+	}
+	// l[lo].unit < target throughout.
+	lo, step := i, 1
+	for lo+step < len(l) && l[lo+step].unit < target {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, len(l))
+	j, _ := slices.BinarySearchFunc(l[lo+1:hi], target, func(p unitPosting, t int32) int { return cmp.Compare(p.unit, t) })
+	return lo + 1 + j
 }
 
 // fileUnitRange returns a file's units [lo, hi) within its part and the
