@@ -40,7 +40,7 @@ func TestUnitIndexMatchesScorer(t *testing.T) {
 		fs := ix.score(q, sf)
 		w := newUnitWalk(ix, sf)
 		sc := getUnitScratch(len(ix.base.units) + len(ix.delta.units))
-		ix.unitWalkTerms(q, fs, w, sc)
+		ix.unitWalkTerms(q, fs, w, sc, nil)
 		type bounds struct{ t, b float64 }
 		got := map[int64]bounds{}
 		for _, uref := range sc.touched {
@@ -95,6 +95,69 @@ func TestUnitIndexMatchesScorer(t *testing.T) {
 	}
 }
 
+// A question without a free word walks only the units that hold every
+// term of one of its clauses (narrowUnits): exactly the units of the full
+// walk that match, with the same scores, terms and title marks.
+func TestUnitWalkNarrowed(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("src", "default", unitTree())
+	questions := []string{"ReaderStream", "read_buffer", "BufferReader", "TokenCache", "pkg2.ParseToken", `"reader buffer"`,
+		"QueueMerge2", "parse_reader", "buffer reader"}
+	narrowed := 0
+	for _, question := range questions {
+		q, ix, release := indexedQuery(t, env, question)
+		sf := &scopeFilter{}
+		fs := ix.score(q, sf)
+		mm := newMatchMasks(q)
+		type unitState struct {
+			t, extra        float64
+			held            uint64
+			titled, spelled bool
+		}
+		walk := func(mm *matchMasks) map[int32]unitState {
+			w := newUnitWalk(ix, sf)
+			sc := getUnitScratch(len(ix.base.units) + len(ix.delta.units))
+			defer sc.release()
+			ix.unitWalkTerms(q, fs, w, sc, mm)
+			out := map[int32]unitState{}
+			for _, u := range sc.touched {
+				out[u] = unitState{sc.t[u], sc.extra[u], sc.held[u], sc.titled[u], sc.spelled[u]}
+			}
+			return out
+		}
+		full, narrow := walk(nil), walk(mm)
+		release()
+		matching := 0
+		for u, st := range full {
+			got, ok := narrow[u]
+			if mm.match(st.held) == matchNone {
+				if ok && mm.any == 0 {
+					t.Errorf("%q: unit %d matches no clause and was walked", question, u)
+				}
+				continue
+			}
+			matching++
+			if !ok {
+				t.Errorf("%q: unit %d matches and was not walked", question, u)
+			} else if got != st {
+				t.Errorf("%q: unit %d walked as %+v, in the full walk %+v", question, u, got, st)
+			}
+		}
+		if matching == 0 {
+			t.Errorf("%q: no unit matches", question)
+		}
+		if mm.any == 0 && len(narrow) < len(full) {
+			narrowed++
+		}
+		if mm.any != 0 && len(narrow) != len(full) {
+			t.Errorf("%q has a free word: %d units walked, %d in the full walk", question, len(narrow), len(full))
+		}
+	}
+	if narrowed == 0 {
+		t.Error("no question's walk was narrowed")
+	}
+}
+
 // unitTree is a tree of many files with shared words: implementation,
 // tests, examples, testdata and documentation, long and short units, so
 // that a page's ten hits come from a few of many matching units.
@@ -146,7 +209,7 @@ func TestUnitPagesAreExhaustive(t *testing.T) {
 	ctx := context.Background()
 	questions := []string{"buffer reader", "parse token stream", "merge segment index", "lock the queue", "cache", "tests for the reader",
 		"an example of the writer", `"reads the reader"`, "pkg3.ReaderStream0", "segment merge of the index cache lock",
-		"the docs on writing a buffer"}
+		"the docs on writing a buffer", "ReaderStream", "read_buffer", "BufferReader", "TokenCache", "pkg2.ParseToken", `"reader buffer"`}
 	for _, limit := range []int{10, 5} {
 		for _, question := range questions {
 			req := QueryRequest{Question: question, Limit: limit}

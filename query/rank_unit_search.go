@@ -58,10 +58,17 @@ type unitScratch struct {
 	// (stamped with its tick) in its path.
 	pathTick []uint32
 	pathC    []uint16
-	his, los []float64
-	above    []float64
-	heap     []float64
-	keep     []int32
+	// allow marks, with allowTick, the units a narrowed walk scores
+	// (narrowUnits); pathBits, per file ref, the terms its path holds,
+	// set for the refs in pathSet.
+	allow     []uint32
+	allowTick uint32
+	pathBits  []uint64
+	pathSet   []int32
+	his, los  []float64
+	above     []float64
+	heap      []float64
+	keep      []int32
 }
 
 var unitScratchPool sync.Pool
@@ -189,11 +196,12 @@ func (ix *fileIndex) unitCandidates(q *preparedQuery, sf *scopeFilter, fs *fileS
 	w := newUnitWalk(ix, sf)
 	sc := getUnitScratch(len(ix.base.units) + len(ix.delta.units))
 	defer sc.release()
-	ix.unitWalkTerms(q, fs, w, sc)
+	mm := newMatchMasks(q)
+	ix.unitWalkTerms(q, fs, w, sc, mm)
 	if len(sc.touched) == 0 {
 		return out, true
 	}
-	return ix.chooseUnits(q, fs, w, sc, k), true
+	return ix.chooseUnits(q, fs, w, sc, mm, k), true
 }
 
 // maxUnitPostingsWalked bounds the unit postings one search walks; a
@@ -232,7 +240,10 @@ func (ix *fileIndex) unitsServe(q *preparedQuery) bool {
 // the bound of what its phrases and proximity pairs add (extra), the
 // terms it holds (held), and whether its title holds a name of the
 // question (titled) or a name the question spells in words (spelled).
-func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch) {
+// With mm, a question without a free word walks only the units that
+// hold every term of one of mm's clauses (narrowUnits): the others match
+// none.
+func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, mm *matchMasks) {
 	n := len(sc.t)
 	k1 := q.prof.k1
 	nt := len(q.terms)
@@ -258,6 +269,8 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 	if nf := len(ix.base.files) + len(ix.delta.files); len(sc.files) != nf {
 		sc.files, sc.pathTick, sc.pathC = make([]unitFile, nf), make([]uint32, nf), make([]uint16, nf)
 	}
+	narrow := ix.narrowUnits(q, fs, w, sc, mm)
+	skip := func(uref int32) bool { return narrow != 0 && sc.allow[uref] != narrow }
 	mark := func(uref int32) {
 		if !sc.in[uref] {
 			sc.in[uref] = true
@@ -288,11 +301,14 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 		for i := range 2 {
 			part, fo, uo := w.part(i)
 			for _, p := range part.ustems[h] {
+				uref := uo + p.unit
+				if skip(uref) {
+					continue
+				}
 				fref := fo + part.unitFiles[p.unit]
 				if !w.inScope(fref) {
 					continue
 				}
-				uref := uo + p.unit
 				if wi > 0 {
 					x := postingX(p, &ns.units[uref])
 					if sc.pathTick[fref] == tick {
@@ -318,7 +334,7 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 			}
 			lo, hi, uo := w.fileUnitRange(fref)
 			for uref := uo + lo; uref < uo+hi; uref++ {
-				if sc.stamp[uref] == tick {
+				if sc.stamp[uref] == tick || skip(uref) {
 					continue
 				}
 				sc.t[uref] += sat(k1, wi, float64(c)*ns.paths[fref])
@@ -343,6 +359,9 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 			wi := q.prof.phraseWeight * idf
 			if len(ph) > 0 {
 				w.join(hs, func(uref, fref int32, u *unitEntry, ps []unitPosting) {
+					if skip(uref) {
+						return
+					}
 					mins := ps[0]
 					for _, p := range ps[1:] {
 						mins.body = min(mins.body, p.body)
@@ -364,6 +383,9 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 					x := float64(m) * ns.paths[fref]
 					lo, hi, uo := w.fileUnitRange(fref)
 					for uref := uo + lo; uref < uo+hi; uref++ {
+						if skip(uref) {
+							continue
+						}
 						sc.extra[uref] += sat(k1, wi, x)
 						mark(uref)
 					}
@@ -372,7 +394,7 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 			if pi < len(q.qualified) && q.qualified[pi] && len(ph) > 1 {
 				// A qualified name defined here counts as a title match.
 				w.each(hs[len(hs)-1], func(uref, fref int32, u *unitEntry, p unitPosting) {
-					if p.th>>4 == 0 {
+					if p.th>>4 == 0 || skip(uref) {
 						return
 					}
 					for _, t := range ph[:len(ph)-1] {
@@ -409,6 +431,9 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 			hs := []uint64{stemHash([]byte(q.terms[a].stem)), stemHash([]byte(q.terms[b].stem))}
 			wi := q.prof.proximity * idf
 			w.join(hs, func(uref, fref int32, u *unitEntry, ps []unitPosting) {
+				if skip(uref) {
+					return
+				}
 				na, nb := ps[0].body, ps[1].body
 				acc := math.Min(float64(na)*gOf(nb), float64(nb)*gOf(na))
 				if acc <= 0 {
@@ -475,14 +500,13 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 
 // chooseUnits bounds the final score of every unit unitWalkTerms found
 // and returns the units stage B reads.
-func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, k int) (out unitCands) {
+func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, sc *unitScratch, mm *matchMasks, k int) (out unitCands) {
 	nt := len(q.terms)
 	// Which units match the question as its FTS5 clauses would: surely
 	// (a free word, an identifier's parts) or maybe (every word of a
 	// phrase, whose order the counts do not tell). Stage B drops those
 	// that do not (scorer.matchesQuery); only the sure ones bound the
 	// page's last score from below.
-	mm := newMatchMasks(q)
 	bestLo, bestHi := 0.0, 0.0
 	for _, uref := range sc.touched {
 		switch mm.match(sc.held[uref]) {
