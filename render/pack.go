@@ -44,6 +44,10 @@ type packHit struct {
 	bare     bool
 	bareOver int
 	headCost int // the header's tokens in over (both copies)
+	// excerptCost is what the hit's JSON costs more when it shows part
+	// of its unit (its "excerpt" span; without a render, where the JSON
+	// carries the text), counted with the focus's line numbers.
+	excerptCost int
 }
 
 // estimateText is the planner's token estimate of s as it travels: once
@@ -125,7 +129,15 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 		p.over += p.headCost
 	}
 	if core, err := coreOf(&sh); err == nil {
-		p.over += c.Count(core)
+		n := c.Count(core)
+		p.over += n
+		if f == FormatNone && len(p.lines) > 1 {
+			eh := sh
+			eh.Excerpt = &query.Span{StartLine: h.Span.StartLine + p.lo, EndLine: h.Span.StartLine + p.hi}
+			if ec, err := coreOf(&eh); err == nil {
+				p.excerptCost = max(c.Count(ec)-n, 0)
+			}
+		}
 	}
 	return p
 }
@@ -174,12 +186,13 @@ func (p *packHit) shownCost() int {
 		return p.bareOver
 	}
 	n := p.over
-	if p.whole {
+	if p.whole || p.lo == 0 && p.hi == len(p.lines)-1 {
 		for _, c := range p.cost {
 			n += c
 		}
 		return n
 	}
+	n += p.excerptCost
 	for i := p.lo; i <= p.hi; i++ {
 		n += p.cost[i]
 	}

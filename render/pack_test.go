@@ -301,3 +301,32 @@ func TestPackReclaimsWholePlaces(t *testing.T) {
 		t.Fatalf("%d places, first %+v: want 2, the first whole", places, planned[0].Excerpt)
 	}
 }
+
+// Without a render a place shown in part carries its excerpt's span in
+// the JSON: the planner counts it, so a place planned at its focus costs
+// what its fragment counts (within the few tokens where the text's
+// quotes meet the JSON around them), not that less the span.
+func TestPackCountsExcerptSpan(t *testing.T) {
+	c, err := CounterFor("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := longHits(rand.New(rand.NewPCG(9, 10)), 20)
+	for i := range hits {
+		h := &hits[i]
+		p := newPackHit(c, h, FormatNone, true)
+		p.whole = false
+		fh := p.focused(h)
+		if fh.Excerpt == nil {
+			t.Fatalf("hit %d: its focus is the whole unit", i)
+		}
+		core, err := coreOf(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := c.Count(core)
+		if planned := p.shownCost(); planned < exact-4 || planned > exact+8 {
+			t.Errorf("hit %d at its focus: planned %d tokens, its fragment counts %d", i, planned, exact)
+		}
+	}
+}
