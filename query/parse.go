@@ -105,6 +105,11 @@ type parsedQuery struct {
 type qname struct {
 	name      string
 	qualifier []string
+	// raw is the name as the question writes it when that holds an
+	// upper-case letter (ReadByte, Mutex of sync.Mutex): a definition
+	// that spells it so is the one asked for (definesName). "" when the
+	// question gives no case.
+	raw string
 }
 
 // Query-side weights of identifier terms, relative to a plain word (1):
@@ -327,7 +332,7 @@ func (qp *questionParser) compound(comp, prevWord string) string {
 	// (If-Modified-Since, IL-10) is prose, not a declared name.
 	qualified := strings.Contains(comp, ".") || strings.Contains(comp, "::")
 	if (len(parts) >= 2 && (len(whole) == 1 || qualified)) || (declKeyword(prevWord) && len(whole) == 1 && !isStopword(whole[0])) {
-		qp.pq.names = appendName(qp.pq.names, whole)
+		qp.pq.names = appendName(qp.pq.names, whole, rawName(comp))
 	}
 	next := ""
 	if len(whole) == 1 {
@@ -483,14 +488,29 @@ func ftsString(tokens ...string) string {
 
 // appendName adds the name an identifier's whole tokens declare (the last
 // one) and its qualifier (the others), once.
-func appendName(names []qname, whole []string) []qname {
+func appendName(names []qname, whole []string, raw string) []qname {
 	n := qname{name: whole[len(whole)-1], qualifier: slices.Clone(whole[:len(whole)-1])}
+	if strings.ToLower(raw) == n.name && raw != n.name {
+		n.raw = raw
+	}
 	for _, o := range names {
 		if o.name == n.name && slices.Equal(o.qualifier, n.qualifier) {
 			return names
 		}
 	}
 	return append(names, n)
+}
+
+// rawName is the last name of a compound as written: Mutex of
+// sync.Mutex, vector of std::vector, ReadByte.
+func rawName(comp string) string {
+	if i := strings.LastIndex(comp, "::"); i >= 0 {
+		comp = comp[i+2:]
+	}
+	if i := strings.LastIndexAny(comp, "./#"); i >= 0 {
+		comp = comp[i+1:]
+	}
+	return comp
 }
 
 // declKeyword reports whether a folded word of a question introduces a

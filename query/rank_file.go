@@ -82,6 +82,10 @@ const (
 	// folder of the unit's path but not the whole of it (internal/sync
 	// for sync.Mutex; qualifierIsDir).
 	defDeeperPackage = 0.5
+	// defOtherCase scales it when the question writes the name with
+	// upper-case letters and the title declares it in another case
+	// (readByte for ReadByte, appendIndent for AppendIndent).
+	defOtherCase = 0.5
 	// spelledDef is what defining a name the question spells in words
 	// (get_current_context for "get the current context", spelledNames)
 	// adds, in units of the pool's best score, when no name written as
@@ -447,9 +451,32 @@ func definesName(names []qname, c *candidate) float64 {
 		default:
 			d = defOtherPackage
 		}
+		if n.raw != "" && !holdsExactName(c.title, n.raw) {
+			d *= defOtherCase
+		}
 		out = max(out, d)
 	}
 	return out
+}
+
+// holdsExactName reports whether title holds name as written, case and
+// all, between characters that cannot continue a name.
+func holdsExactName(title, name string) bool {
+	inName := func(b byte) bool {
+		return b == '_' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' || b >= 0x80
+	}
+	for from := 0; ; {
+		i := strings.Index(title[from:], name)
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(name)
+		if (i == 0 || !inName(title[i-1])) && (j == len(title) || !inName(title[j])) {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // holdsWord reports whether text holds w (folded, as the index tokenizes

@@ -139,6 +139,47 @@ func TestDefinitionsFirst(t *testing.T) {
 	}
 }
 
+// A name the question writes with upper-case letters is defined where
+// the title spells it so: AppendIndent before appendIndent, which its
+// file names more often; written in lower case, the other way round.
+func TestDefinitionInTheQuestionsCase(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		"json/indent.go": `package json
+
+// appendIndent appends to dst an indented form of src: appendIndent
+// indents each level, and appendIndent's indent is the prefix.
+func appendIndent(dst, src []byte, indent string) []byte {
+	return append(dst, src...) // appendIndent indent indent
+}
+
+// appendIndentLevel is appendIndent for one level.
+func appendIndentLevel(dst []byte) []byte { return appendIndent(dst, nil, "") }
+`,
+		"json/encode.go": `package json
+
+// AppendIndent appends the indented form of src to dst.
+func AppendIndent(dst, src []byte) ([]byte, error) {
+	return appendIndent(dst, src, "\t"), nil
+}
+`,
+	})
+	for _, tt := range []struct{ question, title string }{
+		{"AppendIndent", "func AppendIndent"},
+		{"json.AppendIndent", "func AppendIndent"},
+		{"appendIndent", "func appendIndent"},
+	} {
+		res := env.search(env.all, QueryRequest{Question: tt.question})
+		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
+			var got []string
+			for _, h := range res.Hits[:min(3, len(res.Hits))] {
+				got = append(got, h.Path+": "+h.Title)
+			}
+			t.Errorf("%q: first hits %v, want %s first", tt.question, got, tt.title)
+		}
+	}
+}
+
 // A question that asks for tests or examples gets them as it would
 // without the role priors.
 func TestRolesAskedForKeepTheirRank(t *testing.T) {
