@@ -311,7 +311,7 @@ func (q *preparedQuery) definitionScale() float64 {
 		}
 		w := t.weight * t.idf
 		total += w
-		if q.pq.terms[i].name {
+		if pt := &q.pq.terms[i]; pt.name || pt.kind == termWhole {
 			named += w
 		}
 	}

@@ -515,6 +515,23 @@ func TestDefinitionScaledByTheNamesShare(t *testing.T) {
 	}
 }
 
+// A question that is a name, its whole form with its parts, is all name:
+// its definition gains the whole boost. (The whole form once did not
+// count, and "ParseIP" gained 0.78 of it; fewer of 300 names had their
+// definition first.)
+func TestDefinitionScaleOfANameAlone(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", definitionTree)
+	for _, question := range []string{"ParseIP", "sync.Mutex", "func ReadRequest", "ReadRequest", "net.ParseIP"} {
+		q, _, release := indexedQuery(t, env, question)
+		s := q.definitionScale()
+		release()
+		if s != 1 {
+			t.Errorf("%q: definition scale %.3f, want 1", question, s)
+		}
+	}
+}
+
 func TestMethodQualifiedByItsType(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("go", "default", map[string]string{
