@@ -261,8 +261,14 @@ func rerankFiles(q *preparedQuery, asked map[string]bool, kept map[string]*keptF
 			}
 		case isAsked && titleNames(q.pq.names, c):
 			// "tests for ParseIP": the test named for it (TestParseIP,
-			// test_parse_ip, ParseIP.test) is what the question wants.
-			s += namedTestBoost * best
+			// test_parse_ip, ParseIP.test) is what the question wants;
+			// and a test the question names whole ("TestLines") is
+			// defined by the unit that declares it, as any name is.
+			b := namedTestBoost
+			if d := definesName(q.pq.names, c); d > 0 {
+				b = max(b, d*defScale*defBoost)
+			}
+			s += b * best
 		}
 		mult := 1.0
 		switch {

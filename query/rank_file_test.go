@@ -532,6 +532,58 @@ func TestDefinitionScaleOfANameAlone(t *testing.T) {
 	}
 }
 
+// A question that is the name of a test or an example asks for that
+// role, and the unit that declares the name is the one it names, before
+// a longer name that holds it (ExampleOnceValues, which says OnceValue
+// more often, for "ExampleOnceValue").
+func TestNamedTestDefinedFirst(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		"sync/example_test.go": `package sync_test
+
+// ExampleOnceValues shows OnceValues: OnceValue for two values, a
+// OnceValue pair; see ExampleOnceValue.
+func ExampleOnceValues() {
+	f := sync.OnceValues(read) // OnceValue OnceValue
+	_ = f
+}
+
+func ExampleOnceValue() {
+	once := sync.OnceValue(func() int { return 1 })
+	_ = once
+}
+`,
+		"sync/once.go": `package sync
+
+// OnceValue returns a function that calls f once.
+func OnceValue[T any](f func() T) func() T { return f }
+`,
+	})
+	for _, tt := range []struct{ question, title string }{
+		{"ExampleOnceValue", "func ExampleOnceValue"},
+		{"ExampleOnceValues", "func ExampleOnceValues"},
+	} {
+		res := env.search(env.all, QueryRequest{Question: tt.question})
+		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
+			var got []string
+			for _, h := range res.Hits[:min(3, len(res.Hits))] {
+				got = append(got, h.Path+": "+h.Title)
+			}
+			t.Errorf("%q: first hits %v, want %s first", tt.question, got, tt.title)
+		}
+		// The unit index's bound holds the boost: the page is the
+		// exhaustive ranking's.
+		full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+		ex, err := full.Search(context.Background(), env.all, QueryRequest{Question: tt.question})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := firstPaths(res.Hits, 10), firstPaths(ex.Hits, 10); len(res.Hits) != len(ex.Hits) || res.Hits[0].EvidenceID != ex.Hits[0].EvidenceID || !slices.Equal(a, b) {
+			t.Errorf("%q: pooled %v, exhaustive %v", tt.question, a, b)
+		}
+	}
+}
+
 func TestMethodQualifiedByItsType(t *testing.T) {
 	env := newSearchEnv(t)
 	env.folder("go", "default", map[string]string{

@@ -445,8 +445,9 @@ func (ix *fileIndex) unitWalkTerms(q *preparedQuery, fs *fileScores, w *unitWalk
 		}
 	}
 
-	// D: units whose title holds a name of the question.
-	if len(q.pq.names) > 0 && len(q.asked) == 0 {
+	// D: units whose title holds a name of the question (or, for a
+	// qualified one, its owner's name).
+	if len(q.pq.names) > 0 {
 		var buf []byte
 		for _, nm := range q.pq.names {
 			words := []string{nm.name}
@@ -610,8 +611,12 @@ func (ix *fileIndex) chooseUnits(q *preparedQuery, fs *fileScores, w *unitWalk, 
 			}
 		case len(q.asked) > 0 && role == 1 && len(testNames) > 0 && w.titleNames(uref, testNames):
 			// Only a unit whose title names a name of the question
-			// gains the named-test boost (titleNames).
+			// gains the named-test boost (titleNames), or the definition
+			// boost when its title declares the name.
 			d = namedTestBoost * bestHi
+			if sc.titled[uref] {
+				d = max(d, defScale*defBoost*bestHi)
+			}
 		}
 		hi := (t + sc.extra[uref] + fileWeight*ff.f + d + name*nameBoost*bestHi) * role * conv
 		if u.flags&unitInexact != 0 {
