@@ -11,6 +11,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -466,11 +468,10 @@ func definesName(names []qname, c *candidate) float64 {
 }
 
 // holdsExactName reports whether title holds name as written, case and
-// all, between characters that cannot continue a name.
+// all, between characters that cannot continue a name (a letter, a
+// digit, '_').
 func holdsExactName(title, name string) bool {
-	inName := func(b byte) bool {
-		return b == '_' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' || b >= 0x80
-	}
+	inName := func(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 	for from := 0; ; {
 		i := strings.Index(title[from:], name)
 		if i < 0 {
@@ -478,7 +479,9 @@ func holdsExactName(title, name string) bool {
 		}
 		i += from
 		j := i + len(name)
-		if (i == 0 || !inName(title[i-1])) && (j == len(title) || !inName(title[j])) {
+		before, _ := utf8.DecodeLastRuneInString(title[:i])
+		after, _ := utf8.DecodeRuneInString(title[j:])
+		if (i == 0 || !inName(before)) && (j == len(title) || !inName(after)) {
 			return true
 		}
 		from = i + 1

@@ -1041,3 +1041,27 @@ func Run(c *Context, cmd Command) error { return cmd.Run(c.parent) }
 		}
 	}
 }
+
+// holdsExactName finds a name as written between characters that do not
+// continue a name, ASCII or not.
+func TestHoldsExactName(t *testing.T) {
+	for _, tt := range []struct {
+		title, name string
+		want        bool
+	}{
+		{"func ReadByte", "ReadByte", true},
+		{"func (b *Buffer) ReadByte", "ReadByte", true},
+		{"func readByte", "ReadByte", false},
+		{"func ReadBytes", "ReadByte", false},
+		{"ReadByte…", "ReadByte", true},
+		{"→ReadByte\u00a0(x)", "ReadByte", true},
+		{"äReadByte", "ReadByte", false},
+		{"ReadByte_2", "ReadByte", false},
+		{"type Mutex struct, func Mutexes", "Mutex", true},
+		{"", "Mutex", false},
+	} {
+		if got := holdsExactName(tt.title, tt.name); got != tt.want {
+			t.Errorf("holdsExactName(%q, %q) = %v", tt.title, tt.name, got)
+		}
+	}
+}
