@@ -118,10 +118,7 @@ func TestDefinitionsFirst(t *testing.T) {
 	} {
 		res := env.search(env.all, QueryRequest{Question: tt.question})
 		if len(res.Hits) == 0 || res.Hits[0].Path != tt.path || res.Hits[0].Title != tt.title {
-			var got []string
-			for _, h := range res.Hits[:min(4, len(res.Hits))] {
-				got = append(got, h.Path+": "+h.Title)
-			}
+			got := pathTitles(res.Hits, 4)
 			t.Errorf("%q: first hits %v, want %s: %s first", tt.question, got, tt.path, tt.title)
 			continue
 		}
@@ -164,20 +161,20 @@ func AppendIndent(dst, src []byte) ([]byte, error) {
 }
 `,
 	})
-	for _, tt := range []struct{ question, title string }{
-		{"AppendIndent", "func AppendIndent"},
-		{"json.AppendIndent", "func AppendIndent"},
-		{"appendIndent", "func appendIndent"},
-	} {
-		res := env.search(env.all, QueryRequest{Question: tt.question})
-		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
-			var got []string
-			for _, h := range res.Hits[:min(3, len(res.Hits))] {
-				got = append(got, h.Path+": "+h.Title)
-			}
-			t.Errorf("%q: first hits %v, want %s first", tt.question, got, tt.title)
-		}
+	wantFirstTitle(t, env, "AppendIndent", "func AppendIndent")
+	wantFirstTitle(t, env, "json.AppendIndent", "func AppendIndent")
+	wantFirstTitle(t, env, "appendIndent", "func appendIndent")
+}
+
+// wantFirstTitle searches question and checks that its first hit has
+// title.
+func wantFirstTitle(t *testing.T, env *searchEnv, question, title string) Ranked {
+	t.Helper()
+	res := env.search(env.all, QueryRequest{Question: question})
+	if len(res.Hits) == 0 || res.Hits[0].Title != title {
+		t.Errorf("%q: first hits %v, want %s first", question, pathTitles(res.Hits, 3), title)
 	}
+	return res
 }
 
 // A question that asks for tests or examples gets them as it would
@@ -195,10 +192,7 @@ func TestRolesAskedForKeepTheirRank(t *testing.T) {
 	for _, q := range []string{"tests for ParseIP", "where is ParseIP used in tests"} {
 		res = env.search(env.all, QueryRequest{Question: q})
 		if len(res.Hits) == 0 || res.Hits[0].Title != "func TestParseIP" {
-			var got []string
-			for _, h := range res.Hits[:min(4, len(res.Hits))] {
-				got = append(got, h.Path+": "+h.Title)
-			}
+			got := pathTitles(res.Hits, 4)
 			t.Errorf("%q: first hits %v, want func TestParseIP first", q, got)
 		}
 	}
@@ -287,6 +281,15 @@ func TestQuestionNames(t *testing.T) {
 			t.Errorf("%q: names %v, want %v", tt.question, got, tt.want)
 		}
 	}
+}
+
+// pathTitles names the first n hits by path and title, for messages.
+func pathTitles(hits []Hit, n int) []string {
+	var out []string
+	for _, h := range hits[:min(n, len(hits))] {
+		out = append(out, h.Path+": "+h.Title)
+	}
+	return out
 }
 
 func firstPaths(hits []Hit, n int) []string {
@@ -415,10 +418,7 @@ func TestAskedRoleNamedFirst(t *testing.T) {
 	})
 	res := env.search(env.all, QueryRequest{Question: "tests for ParseIP"})
 	if len(res.Hits) == 0 || res.Hits[0].Title != "func TestParseIP" {
-		var got []string
-		for _, h := range res.Hits[:min(3, len(res.Hits))] {
-			got = append(got, h.Path+": "+h.Title)
-		}
+		got := pathTitles(res.Hits, 3)
 		t.Fatalf("first hits %v, want func TestParseIP first", got)
 	}
 }
@@ -559,27 +559,17 @@ func ExampleOnceValue() {
 func OnceValue[T any](f func() T) func() T { return f }
 `,
 	})
-	for _, tt := range []struct{ question, title string }{
-		{"ExampleOnceValue", "func ExampleOnceValue"},
-		{"ExampleOnceValues", "func ExampleOnceValues"},
-	} {
-		res := env.search(env.all, QueryRequest{Question: tt.question})
-		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
-			var got []string
-			for _, h := range res.Hits[:min(3, len(res.Hits))] {
-				got = append(got, h.Path+": "+h.Title)
-			}
-			t.Errorf("%q: first hits %v, want %s first", tt.question, got, tt.title)
-		}
+	full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
+	for _, name := range []string{"ExampleOnceValue", "ExampleOnceValues"} {
+		res := wantFirstTitle(t, env, name, "func "+name)
 		// The unit index's bound holds the boost: the page is the
 		// exhaustive ranking's.
-		full := &Engine{DB: env.engine.DB, Cursors: env.engine.Cursors, Collections: env.engine.Collections, Exhaustive: true}
-		ex, err := full.Search(context.Background(), env.all, QueryRequest{Question: tt.question})
+		ex, err := full.Search(context.Background(), env.all, QueryRequest{Question: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a, b := firstPaths(res.Hits, 10), firstPaths(ex.Hits, 10); len(res.Hits) != len(ex.Hits) || res.Hits[0].EvidenceID != ex.Hits[0].EvidenceID || !slices.Equal(a, b) {
-			t.Errorf("%q: pooled %v, exhaustive %v", tt.question, a, b)
+		if a, b := pathTitles(res.Hits, 10), pathTitles(ex.Hits, 10); len(res.Hits) == 0 || res.Hits[0].EvidenceID != ex.Hits[0].EvidenceID || !slices.Equal(a, b) {
+			t.Errorf("%q: pooled %v, exhaustive %v", name, a, b)
 		}
 	}
 }
@@ -1033,10 +1023,7 @@ func Run(c *Context, cmd Command) error { return cmd.Run(c.parent) }
 		res := env.search(env.all, QueryRequest{Question: "get the current context from inside a command",
 			Filters: &Filters{Languages: []string{tt.lang}}})
 		if len(res.Hits) == 0 || res.Hits[0].Title != tt.title {
-			var got []string
-			for _, h := range res.Hits[:min(3, len(res.Hits))] {
-				got = append(got, h.Path+": "+h.Title)
-			}
+			got := pathTitles(res.Hits, 3)
 			t.Errorf("%s: first hits %v, want %s first", tt.lang, got, tt.title)
 		}
 	}
