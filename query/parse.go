@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tychora/tychora/sources"
 )
@@ -24,6 +25,8 @@ import (
 //     column, and ParseHTTPRequest finds parse_http_request the same way;
 //     the exact identifier ranks first, since its whole form and its
 //     parts all count.
+//   - A question of one word written with a capital (Pipe, Blueprint) is
+//     a name too: its definition ranks first as an identifier's does.
 //   - A "quoted phrase" matches only its words adjacent and in order. Its
 //     words also weigh in the ranking of whatever matched, but alone they
 //     match nothing: a question made of one phrase finds only the phrase.
@@ -129,16 +132,22 @@ const (
 // a question with no token yields an empty query (no hits).
 func parseQuestion(q string) parsedQuery {
 	qp := &questionParser{index: map[string]int{}}
+	var comps []string
 	for _, seg := range splitQuoted(q) {
 		if seg.quoted {
 			qp.words = append(qp.words, "")
 			qp.quoted(seg.text)
+			comps = append(comps, "")
 			continue
 		}
 		prevWord := ""
 		for _, comp := range sources.Compounds(seg.text) {
 			prevWord = qp.compound(comp, prevWord)
+			comps = append(comps, comp)
 		}
+	}
+	if len(comps) == 1 {
+		qp.capitalized(comps[0])
 	}
 	qp.finish()
 	qp.pq.forTests = testPurpose(q)
@@ -511,6 +520,24 @@ func rawName(comp string) string {
 		comp = comp[i+1:]
 	}
 	return comp
+}
+
+// capitalized makes a question of one word written with a capital
+// ("Pipe", "Blueprint", "EOF") a name: alone, and so written, it is how
+// a definition is asked for (an exported Go name, a class), and its
+// definition comes first as an identifier's does. A word in lower case
+// stays a word.
+func (qp *questionParser) capitalized(comp string) {
+	if len(qp.pq.names) > 0 || len(qp.pq.terms) != 1 {
+		return
+	}
+	r, _ := utf8.DecodeRuneInString(comp)
+	t := &qp.pq.terms[0]
+	if !unicode.IsUpper(r) || t.kind != termWord || isStopword(t.token) || roleWords[t.token] != "" {
+		return
+	}
+	t.name = true
+	qp.pq.names = appendName(qp.pq.names, []string{t.token}, comp)
 }
 
 // declKeyword reports whether a folded word of a question introduces a

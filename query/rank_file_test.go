@@ -166,6 +166,33 @@ func AppendIndent(dst, src []byte) ([]byte, error) {
 	wantFirstTitle(t, env, "appendIndent", "func appendIndent")
 }
 
+// A question of one word written with a capital is a name: "Pipe" asks
+// for func Pipe, before a file that says pipe more; "pipe" is a word.
+func TestCapitalizedWordIsAName(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("go", "default", map[string]string{
+		"net/pipe.go": `package net
+
+// pipeAddr is the address of a pipe: a pipe's end names the pipe.
+type pipeAddr struct{}
+
+// Network names the pipe network: a pipe, for pipes.
+func (pipeAddr) Network() string { return "pipe" }
+`,
+		"io/pipe.go": `package io
+
+// Pipe creates a synchronous in-memory pipe.
+func Pipe() (*PipeReader, *PipeWriter) { return nil, nil }
+`,
+	})
+	wantFirstTitle(t, env, "Pipe", "func Pipe")
+	for q, names := range map[string]int{"Pipe": 1, "pipe": 0, "The": 0, "Tests": 0, "Pipe reader": 0} {
+		if pq := parseQuestion(q); len(pq.names) != names {
+			t.Errorf("%q: names %+v, want %d", q, pq.names, names)
+		}
+	}
+}
+
 // wantFirstTitle searches question and checks that its first hit has
 // title.
 func wantFirstTitle(t *testing.T, env *searchEnv, question, title string) Ranked {
