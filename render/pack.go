@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/tychora/tychora/query"
@@ -129,13 +130,12 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 		p.over += p.headCost
 	}
 	if core, err := coreOf(&sh); err == nil {
-		n := c.Count(core)
-		p.over += n
+		p.over += c.Count(core)
 		if f == FormatNone && len(p.lines) > 1 {
-			eh := sh
-			eh.Excerpt = &query.Span{StartLine: h.Span.StartLine + p.lo, EndLine: h.Span.StartLine + p.hi}
-			if ec, err := coreOf(&eh); err == nil {
-				p.excerptCost = max(c.Count(ec)-n, 0)
+			// The field alone: the hit's JSON is not counted again.
+			span, err := json.Marshal(query.Span{StartLine: h.Span.StartLine + p.lo, EndLine: h.Span.StartLine + p.hi})
+			if err == nil {
+				p.excerptCost = c.Count(`,"excerpt":` + string(span))
 			}
 		}
 	}
