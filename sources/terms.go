@@ -294,7 +294,9 @@ func SplitIdentifier(s string) []string {
 // letterStem). Plain words yield nothing (the body column's tokenizer
 // already has them) but those letters ("int64" gives "int"), and neither do
 // compounds made only of digits ("1.2.3"). The whole identifier is left to
-// the body column.
+// the body column. A compound that holds a Greek letter standing in Latin
+// text is also given with the letter named (IFN-γ gives "ifn-gamma" before
+// its parts; see NameGreek), once per unit like the parts.
 //
 // It runs on every indexed byte: one pass, no regular expressions, one
 // allocation for the result plus a set of the compounds already seen.
@@ -309,6 +311,16 @@ func CodeTerms(text string) string {
 		}
 		i = b
 		word := text[a:b]
+		if named := nameGreekIn(text, a, b); named != word {
+			key := "\x00" + word
+			if _, ok := seen[key]; !ok {
+				if seen == nil {
+					seen = make(map[string]struct{})
+				}
+				seen[key] = struct{}{}
+				out = appendTerm(out, named)
+			}
+		}
 		if plainWord(word) {
 			// A plain word yields only its letters, when digits end it.
 			if n := letterStem(word); n > 0 {
