@@ -36,6 +36,11 @@ import (
 //     unless the question has nothing else; inside phrases they still have
 //     to be there, and inside identifiers they are names like any other
 //     part (errors.Is, ForEach).
+//   - A Greek letter standing in Latin text is read as its name (IFN-γ
+//     as IFN-gamma, αvβ8 as alphavbeta8; sources.NameGreek): a text that
+//     writes the name matches it, and so does one that writes the letter,
+//     through the named form CodeTerms adds to its units. Greek text and
+//     quoted phrases are read as written.
 //   - Words and phrases are alternatives (OR semantics): a hit matches at
 //     least one of them, and ranking decides the rest.
 
@@ -141,7 +146,8 @@ func parseQuestion(q string) parsedQuery {
 			continue
 		}
 		prevWord := ""
-		for _, comp := range sources.Compounds(seg.text) {
+		text := sources.NameGreek(seg.text)
+		for _, comp := range sources.Compounds(text) {
 			prevWord = qp.compound(comp, prevWord)
 			comps = append(comps, comp)
 		}

@@ -277,3 +277,36 @@ func TestSpelledNames(t *testing.T) {
 		}
 	}
 }
+
+// TestGreekLetterOrName: a question finds a text whether it writes a Greek
+// letter (IFN-γ) or its name (IFN-gamma), either way round; Greek text is
+// read as written.
+func TestGreekLetterOrName(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"letter.md": "# Signalling\n\nIFN-γ drives the response of macrophages in mice.\n",
+		"name.md":   "# Signalling\n\nIFN-gamma drives the response of macrophages in mice.\n",
+		"other.md":  "# Signalling\n\nInterleukins drive the response of macrophages in mice.\n",
+		"greek.md":  "# Γάτα\n\nη γάτα κοιμάται\n",
+	})
+	for _, q := range []string{"IFN-γ", "IFN-gamma", "interferon γ", "gamma"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		got := paths(res.Hits)
+		if !hasPath(res.Hits, "letter.md") || !hasPath(res.Hits, "name.md") || hasPath(res.Hits, "other.md") {
+			t.Errorf("%q: hits %v, want letter.md and name.md, not other.md", q, got)
+		}
+	}
+	res := env.search(env.all, QueryRequest{Question: "η γάτα"})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "greek.md" {
+		t.Errorf("η γάτα: hits %v, want greek.md first", paths(res.Hits))
+	}
+	for q, want := range map[string]string{"IFN-γ": "gamma", "η γάτα": "η", `"IFN-γ"`: "γ"} {
+		found := false
+		for _, term := range parseQuestion(q).terms {
+			found = found || term.token == want
+		}
+		if !found {
+			t.Errorf("%q: terms %+v, want %q among them", q, parseQuestion(q).terms, want)
+		}
+	}
+}
