@@ -35,7 +35,7 @@ const (
 // Pseudo-extractor that records image assets.
 const (
 	imageExtractorName    = "image"
-	imageExtractorVersion = "3" // 2: the format facet; 3: Greek letters named in the code terms of its name
+	imageExtractorVersion = "3" // 2: the format facet; 3: Greek letters named, and hyphens between letters and digits dropped, in the code terms of its name
 )
 
 // openFile opens a file to process; tests replace it to simulate errors

@@ -296,7 +296,9 @@ func SplitIdentifier(s string) []string {
 // compounds made only of digits ("1.2.3"). The whole identifier is left to
 // the body column. A compound that holds a Greek letter standing in Latin
 // text is also given with the letter named (IFN-γ gives "ifn-gamma" before
-// its parts; see NameGreek), once per unit like the parts.
+// its parts; see NameGreek), and one with a hyphen between letters and a
+// digit joined (IL-6 gives "il6"; see JoinLetterDigit), once per unit like
+// the parts.
 //
 // It runs on every indexed byte: one pass, no regular expressions, one
 // allocation for the result plus a set of the compounds already seen.
@@ -319,6 +321,16 @@ func CodeTerms(text string) string {
 				}
 				seen[key] = struct{}{}
 				out = appendTerm(out, named)
+			}
+		}
+		if joined := JoinLetterDigit(word); joined != word {
+			key := "\x01" + word
+			if _, ok := seen[key]; !ok {
+				if seen == nil {
+					seen = make(map[string]struct{})
+				}
+				seen[key] = struct{}{}
+				out = appendTerm(out, joined)
 			}
 		}
 		if plainWord(word) {
@@ -382,3 +394,23 @@ func letterStem(w string) int {
 	}
 	return n
 }
+
+// JoinLetterDigit returns w without each hyphen that stands between two
+// ASCII letters or more and a digit (IL-6 → IL6, GLP-1R → GLP1R, UTF-8
+// → UTF8), or w itself. One letter is left (x-1, n-1: code's arithmetic).
+func JoinLetterDigit(w string) string {
+	var b []byte
+	last := 0 // w[last:] is not copied to b yet
+	for i := 2; i+1 < len(w); i++ {
+		if w[i] == '-' && asciiLetter(w[i-2]) && asciiLetter(w[i-1]) && w[i+1] >= '0' && w[i+1] <= '9' {
+			b = append(b, w[last:i]...)
+			last = i + 1
+		}
+	}
+	if b == nil {
+		return w
+	}
+	return string(append(b, w[last:]...))
+}
+
+func asciiLetter(c byte) bool { c |= 0x20; return c >= 'a' && c <= 'z' }

@@ -132,3 +132,44 @@ func BenchmarkEstimateTokens(b *testing.B) {
 		EstimateTokens(src)
 	}
 }
+
+// TestJoinLetterDigit: a hyphen between two letters or more and a digit
+// goes (IL-6, UTF-8); one letter before it (x-1) or a digit after a
+// letter run that is not there stays.
+func TestJoinLetterDigit(t *testing.T) {
+	for in, want := range map[string]string{
+		"IL-6": "IL6", "GLP-1R": "GLP1R", "UTF-8": "UTF8", "SHA-256": "SHA256", "interleukin-2": "interleukin2",
+		"ISO-8859-1": "ISO8859-1", "x-1": "x-1", "n-1": "n-1", "5-HT": "5-HT", "IL-": "IL-", "-6": "-6",
+		"fast-twitch": "fast-twitch", "CK-666-x": "CK666-x", "ab-1-cd-2": "ab1-cd2", "": "",
+	} {
+		if got := JoinLetterDigit(in); got != want {
+			t.Errorf("JoinLetterDigit(%q) = %q, want %q", in, got, want)
+		}
+	}
+	terms := " " + CodeTerms("Bcl-2 and IL-6; IL-6 again; x-1") + " "
+	for _, want := range []string{" bcl2 ", " il6 "} {
+		if !strings.Contains(terms, want) {
+			t.Errorf("CodeTerms: %q lacks %q", terms, want)
+		}
+	}
+	if strings.Count(terms, " il6 ") != 1 || strings.Contains(terms, " x1 ") {
+		t.Errorf("CodeTerms: %q: il6 once and no x1 wanted", terms)
+	}
+}
+
+// FuzzJoinLetterDigit: the join only drops hyphens, is idempotent, and
+// leaves no hyphen it would drop.
+func FuzzJoinLetterDigit(f *testing.F) {
+	for _, s := range []string{"IL-6", "ab-1-cd-2", "x-1", "é-1", "ab--1", "ab-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := JoinLetterDigit(s)
+		if strings.ReplaceAll(got, "-", "") != strings.ReplaceAll(s, "-", "") || len(got) > len(s) {
+			t.Fatalf("JoinLetterDigit(%q) = %q: more than hyphens changed", s, got)
+		}
+		if again := JoinLetterDigit(got); again != got {
+			t.Fatalf("JoinLetterDigit(%q) = %q, then %q", s, got, again)
+		}
+	})
+}
