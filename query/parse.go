@@ -41,6 +41,11 @@ import (
 //     writes the name matches it, and so does one that writes the letter,
 //     through the named form CodeTerms adds to its units. Greek text and
 //     quoted phrases are read as written.
+//   - A compound with a hyphen between two letters or more and a digit
+//     (IL-6, UTF-8) also adds its joined form (il6, utf8;
+//     sources.JoinLetterDigit) as a word: a text that joins them matches
+//     it, and one that hyphenates them matches the compound as written
+//     and the joined form through CodeTerms.
 //   - Words and phrases are alternatives (OR semantics): a hit matches at
 //     least one of them, and ranking decides the rest.
 
@@ -150,6 +155,9 @@ func parseQuestion(q string) parsedQuery {
 		for _, comp := range sources.Compounds(text) {
 			prevWord = qp.compound(comp, prevWord)
 			comps = append(comps, comp)
+			if j := sources.JoinLetterDigit(comp); j != comp {
+				qp.joined(comp, j)
+			}
 		}
 	}
 	if len(comps) == 1 {
@@ -366,6 +374,21 @@ func (qp *questionParser) compound(comp, prevWord string) string {
 	qp.words = append(qp.words, "")
 	qp.identifier(whole, parts, qualified)
 	return next
+}
+
+// joined adds the tokens of the joined form of comp (IL-6: il6) that comp
+// itself lacks, as words.
+func (qp *questionParser) joined(comp, joined string) {
+	own := qp.tokens(comp)
+	for _, w := range qp.tokens(joined) {
+		if containsString(own, w) {
+			continue
+		}
+		i := qp.add([]byte(w), termWord, 1, true, false)
+		if !qp.pq.terms[i].stop {
+			qp.pq.seq = append(qp.pq.seq, i)
+		}
+	}
 }
 
 // identifier adds an identifier: its parts, its whole form, and the whole

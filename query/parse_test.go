@@ -59,7 +59,7 @@ func TestParseQuestion(t *testing.T) {
 		{`"read the deadline" now`, want{clauses: []string{"now", `"read the deadline"`}, stop: []string{"the"}}},
 		{`unclosed "quote here`, want{clauses: []string{"unclosed", "quote"}, stop: []string{"here"}}}, // an unclosed quote is ignored
 		{"the and of", want{clauses: []string{"the", "and", "of"}}},
-		{`IL-10 and p53/MDM2`, want{clauses: []string{"p53", "mdm2", "il 10|il 10"}, stop: []string{"and"}}},
+		{`IL-10 and p53/MDM2`, want{clauses: []string{"il10", "p53", "mdm2", "il 10|il 10"}, stop: []string{"and"}}}, // il10: IL-10 joined
 		{"Crème brûlée", want{clauses: []string{"creme", "brulee"}}},
 		{`AND OR NOT NEAR * ^ : ( ) {a} -x +y`, want{clauses: []string{"not", "near", "x", "y"}, stop: []string{"and", "or", "a"}}},
 		{"", want{}},
@@ -307,6 +307,24 @@ func TestGreekLetterOrName(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%q: terms %+v, want %q among them", q, parseQuestion(q).terms, want)
+		}
+	}
+}
+
+// TestLettersAndDigitsJoined: a question finds a text whether it joins
+// letters and digits with a hyphen (IL-6) or not (IL6), either way round.
+func TestLettersAndDigitsJoined(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"hyphen.md": "# Cytokines\n\nIL-6 drives the response of macrophages in mice.\n",
+		"joined.md": "# Cytokines\n\nIL6 drives the response of macrophages in mice.\n",
+		"other.md":  "# Cytokines\n\nIL-10 drives the response of macrophages in mice.\n",
+	})
+	for _, q := range []string{"IL-6", "IL6", "il6 in mice"} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		got := paths(res.Hits)
+		if len(got) < 2 || !hasPath(res.Hits[:2], "hyphen.md") || !hasPath(res.Hits[:2], "joined.md") {
+			t.Errorf("%q: hits %v, want hyphen.md and joined.md first", q, got)
 		}
 	}
 }
