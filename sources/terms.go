@@ -313,50 +313,26 @@ func CodeTerms(text string) string {
 		}
 		i = b
 		word := text[a:b]
-		if named := nameGreekIn(text, a, b); named != word {
-			key := "\x00" + word
-			if _, ok := seen[key]; !ok {
-				if seen == nil {
-					seen = make(map[string]struct{})
-				}
-				seen[key] = struct{}{}
-				out = appendTerm(out, named)
-			}
+		// Another form of the compound, once per unit: its Greek letters
+		// named, its hyphens between letters and digits dropped (the keys
+		// start with a byte no compound holds).
+		if named := nameGreekIn(text, a, b); named != word && firstSight(&seen, "\x00"+word) {
+			out = appendTerm(out, named)
 		}
-		if joined := JoinLetterDigit(word); joined != word {
-			key := "\x01" + word
-			if _, ok := seen[key]; !ok {
-				if seen == nil {
-					seen = make(map[string]struct{})
-				}
-				seen[key] = struct{}{}
-				out = appendTerm(out, joined)
-			}
+		if joined := JoinLetterDigit(word); joined != word && firstSight(&seen, "\x01"+word) {
+			out = appendTerm(out, joined)
 		}
 		if plainWord(word) {
 			// A plain word yields only its letters, when digits end it.
-			if n := letterStem(word); n > 0 {
-				if _, ok := seen[word]; !ok {
-					if seen == nil {
-						seen = make(map[string]struct{})
-					}
-					seen[word] = struct{}{}
-					out = appendTerm(out, word[:n])
-				}
+			if n := letterStem(word); n > 0 && firstSight(&seen, word) {
+				out = appendTerm(out, word[:n])
 			}
 			continue
 		}
 		bounds = appendParts(bounds[:0], text, a, b)
-		if len(bounds) < 2 || allDigits(word) {
+		if len(bounds) < 2 || allDigits(word) || !firstSight(&seen, word) {
 			continue
 		}
-		if _, ok := seen[word]; ok {
-			continue
-		}
-		if seen == nil {
-			seen = make(map[string]struct{})
-		}
-		seen[word] = struct{}{}
 		for _, p := range bounds {
 			part := text[p[0]:p[1]]
 			out = appendTerm(out, part)
@@ -366,6 +342,19 @@ func CodeTerms(text string) string {
 		}
 	}
 	return string(out)
+}
+
+// firstSight adds key to the set *seen (made on first use) and reports
+// whether it was not there.
+func firstSight(seen *map[string]struct{}, key string) bool {
+	if _, ok := (*seen)[key]; ok {
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]struct{})
+	}
+	(*seen)[key] = struct{}{}
+	return true
 }
 
 // appendTerm appends one lower-cased term to a space-separated list.
