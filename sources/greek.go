@@ -10,11 +10,15 @@ import (
 // Technical writing names a Greek letter either way: "IFN-γ" and
 // "IFN-gamma", "TGF-β1" and "TGF-beta1", "αvβ8" and "alphavbeta8", "Δ" and
 // "delta". The index keeps the text as it is; CodeTerms adds the named
-// form of each compound that holds such a letter, and a question's letters
-// are named before it is parsed, so that either spelling finds both.
-// Greek text is not touched: only a Greek letter that stands alone, whose
-// nearest letters on both sides (if any) are not Greek, is named, so "η"
-// and "και" in a Greek sentence stay as they are.
+// form of each compound that holds a Greek letter standing alone (no
+// other Greek letter beside it: "γδ" stays), and a question's compounds
+// are named the same way before it is parsed, so that either spelling
+// finds both. A question written in Greek is read as written: its
+// compound is named only when the nearest letters around each of its
+// Greek letters are not Greek ("η γάτα" stays), so a question names a
+// compound as the index does or not at all. The micro and ohm signs
+// (µ, Ω) are units, not letters to name, and so are μ before a letter
+// (μm, μM; μ-opioid is named) and Ω after one (kΩ; ω-3 is named).
 
 // greekNames are the names of the Greek letters, by lower-case letter
 // (and the symbol variants ϵ, ϑ, ϰ, ϖ, ϱ, ϕ, and the letters with
@@ -30,12 +34,12 @@ var greekNames = map[rune]string{
 	'ύ': "upsilon", 'ϋ': "upsilon", 'ΰ': "upsilon", 'ώ': "omega",
 }
 
-// greekLetter reports a letter of the Greek script (the micro sign
-// included: it folds to μ).
+// greekLetter reports a letter of the Greek script (not the micro or the
+// ohm sign).
 func greekLetter(r rune) bool {
 	switch {
 	case r < 0x370:
-		return r == 'µ'
+		return false
 	case r >= 'Α' && r <= 'ω': // the plain letters (U+03A2 is unassigned)
 		return r != 0x3a2
 	case r <= 0x3ff: // Greek and Coptic: the Coptic letters are U+03E2..U+03EF
@@ -43,7 +47,7 @@ func greekLetter(r rune) bool {
 	case r >= 0x1f00 && r <= 0x1fff: // Greek Extended
 		return unicode.IsLetter(r)
 	}
-	return r == '\u2126' // the ohm sign
+	return false
 }
 
 // greekName returns the name of the Greek letter r, or "".
@@ -54,46 +58,59 @@ func greekName(r rune) string {
 	return greekNames[unicode.ToLower(unicode.ToUpper(r))]
 }
 
-// NameGreek returns s with each Greek letter standing in Latin text
-// written as its name (IFN-γ → IFN-gamma, αvβ8 → alphavbeta8), or s
-// itself when there is none.
-func NameGreek(s string) string { return nameGreekIn(s, 0, len(s)) }
+// NameGreek returns s with the Greek letters of each compound named as
+// CodeTerms names them (IFN-γ → IFN-gamma, αvβ8 → alphavbeta8), unless a
+// Greek letter of the compound has a Greek letter as its nearest letter
+// on either side (Greek text); s itself when nothing is named.
+func NameGreek(s string) string {
+	var out []byte
+	last := 0 // s[last:] is not copied to out yet
+	for i := 0; i < len(s); {
+		a, b := nextCompound(s, i)
+		if a >= len(s) {
+			break
+		}
+		i = b
+		w := s[a:b]
+		named := nameGreekWord(w)
+		if named == w || !greekAlone(s, a, b) {
+			continue
+		}
+		out = append(append(out, s[last:a]...), named...)
+		last = b
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
 
-// nameGreekIn is NameGreek of s[a:b] read in its context s: the letters
-// before a and after b decide as they would in NameGreek(s).
-func nameGreekIn(s string, a, b int) string {
+// nameGreekWord writes each Greek letter of the compound w that stands
+// alone (no Greek letter beside it) as its name: what CodeTerms adds. w
+// itself when there is none.
+func nameGreekWord(w string) string {
 	ascii := true
-	for i := a; i < b; i++ {
-		if s[i] >= utf8.RuneSelf {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
 			ascii = false
 			break
 		}
 	}
 	if ascii {
-		return s[a:b]
+		return w
 	}
 	var out []byte
-	// lastGreek: whether the nearest letter before i is Greek, read from
-	// s before a only when a Greek letter needs it, so that the text
-	// before the compounds of CodeTerms is read once however many there
-	// are (each read stops at the nearest letter).
-	lastGreek, known := false, false
-	for i := a; i < b; {
-		r, size := runeAt(s, i)
+	last := 0 // w[last:] is not copied to out yet
+	for i := 0; i < len(w); {
+		r, size := runeAt(w, i)
 		if !greekLetter(r) {
-			if isLetter(r) {
-				lastGreek, known = false, true
-			}
-			if out != nil {
-				out = append(out, s[i:i+size]...)
-			}
 			i += size
 			continue
 		}
 		// A run of Greek letters, combining marks inside it.
 		j, n := i, 0
-		for j < b {
-			r2, size2 := runeAt(s, j)
+		for j < len(w) {
+			r2, size2 := runeAt(w, j)
 			if greekLetter(r2) {
 				n++
 			} else if !unicode.Is(unicode.Mn, r2) {
@@ -101,30 +118,56 @@ func nameGreekIn(s string, a, b int) string {
 			}
 			j += size2
 		}
-		if !known {
-			lastGreek, known = prevLetterGreek(s, a), true
+		name := greekName(r)
+		unit := name == "mu" && j < len(w) && nextIsLetter(w, j) || // μm, μg
+			r == 'Ω' && i > 0 && prevIsLetter(w, i) // kΩ, MΩ
+		if n == 1 && name != "" && !unit {
+			out = append(append(out, w[last:i]...), name...) // marks are dropped
+			last = j
 		}
-		// One letter alone: two are as often a Greek word ("το", "να")
-		// as a pair of letters ("γδ" T cells), left as written.
-		if n == 1 && greekName(r) != "" && !lastGreek && !nextLetterGreek(s, j) {
-			if out == nil {
-				out = append(make([]byte, 0, b-a+16), s[a:i]...)
-			}
-			for k := i; k < j; {
-				r2, size2 := runeAt(s, k)
-				out = append(out, greekName(r2)...) // marks are dropped
-				k += size2
-			}
-		} else if out != nil {
-			out = append(out, s[i:j]...)
-		}
-		lastGreek = true
 		i = j
 	}
 	if out == nil {
-		return s[a:b]
+		return w
 	}
-	return string(out)
+	return string(append(out, w[last:]...))
+}
+
+// prevIsLetter reports whether the rune before w[i] is a letter.
+func prevIsLetter(w string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(w[:i])
+	return isLetter(r)
+}
+
+// nextIsLetter reports whether the rune at w[i] is a letter.
+func nextIsLetter(w string, i int) bool {
+	r, _ := runeAt(w, i)
+	return isLetter(r)
+}
+
+// greekAlone reports whether no Greek letter of s[a:b] has a Greek letter
+// as its nearest letter on either side (within s).
+func greekAlone(s string, a, b int) bool {
+	for i := a; i < b; {
+		r, size := runeAt(s, i)
+		if !greekLetter(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(s) {
+			r2, size2 := runeAt(s, j)
+			if !unicode.Is(unicode.Mn, r2) {
+				break
+			}
+			j += size2
+		}
+		if prevLetterGreek(s, i) || nextLetterGreek(s, j) {
+			return false
+		}
+		i = j
+	}
+	return true
 }
 
 // isLetter reports a letter of any script.

@@ -7,8 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// TestNameGreek: a Greek letter standing in Latin text is
-// written as its name; Greek text and letters without a name stay.
+// TestNameGreek: a question's Greek letter standing in Latin text is
+// written as its name; Greek text, pairs of letters, letters without a
+// name and the units µ, Ω and μ before a letter stay.
 func TestNameGreek(t *testing.T) {
 	for in, want := range map[string]string{
 		"IFN-γ":                  "IFN-gamma",
@@ -18,23 +19,27 @@ func TestNameGreek(t *testing.T) {
 		"TGF-β1":                 "TGF-beta1",
 		"Δ9-THC":                 "delta9-THC",
 		"ΔG < 0":                 "deltaG < 0",
-		"5 µm":                   "5 mum",
+		"Δt":                     "deltat",
 		"interferon (γ)":         "interferon (gamma)",
 		"κ-opioid, σ1":           "kappa-opioid, sigma1",
+		"μ-opioid receptor":      "mu-opioid receptor",
+		"5 μm, 2 μM, 3 µg, 1 kΩ": "5 μm, 2 μM, 3 µg, 1 kΩ", // units
+		"10 \u2126 and 2 MΩ":     "10 \u2126 and 2 MΩ",
 		"ά-x":                    "alpha-x",
 		"γ\u0301-x":              "gamma-x",
 		"η γάτα και ο σκύλος":    "η γάτα και ο σκύλος",
 		"το IFN-γ":               "το IFN-gamma",
+		"το IFN-γ είναι":         "το IFN-γ είναι", // Greek prose
+		"IFN-α/β":                "IFN-α/β",        // α's nearest letter after is β
+		"αvβ γ":                  "αvβ γ",          // β's is γ: the compound stays whole
 		"λόγος":                  "λόγος",
 		"ϝ":                      "ϝ",
 		"plain ASCII, nothing":   "plain ASCII, nothing",
 		"naïve café":             "naïve café",
 		"π":                      "pi",
-		"αβγ":                    "αβγ", // three letters: a Greek word
+		"αβγ":                    "αβγ",
 		"Ω-3 fatty acids; ω-6":   "omega-3 fatty acids; omega-6",
-		"x\u0370y":               "x\u0370y",
 		"ΓΔ":                     "ΓΔ",
-		"το IFN-γ είναι":         "το IFN-γ είναι", // Greek prose
 		"β-catenin/TCF":          "beta-catenin/TCF",
 		"the β₂-adrenergic type": "the beta₂-adrenergic type",
 	} {
@@ -44,28 +49,38 @@ func TestNameGreek(t *testing.T) {
 	}
 }
 
-// TestCodeTermsNameGreek: a unit that writes a Greek letter holds its
-// name among its code terms, once; Greek text gives none.
+// TestCodeTermsNameGreek: a unit that writes a Greek letter alone holds
+// the named compound among its code terms, once, whatever stands around
+// it (a question names it or reads it as written, and either finds the
+// unit); pairs of letters and units give none.
 func TestCodeTermsNameGreek(t *testing.T) {
-	terms := " " + CodeTerms("IFN-γ and TNF-α; IFN-γ again, interferon γ") + " "
-	for _, want := range []string{" ifn-gamma ", " tnf-alpha ", " gamma "} {
-		if !strings.Contains(terms, want) {
-			t.Errorf("CodeTerms: %q lacks %q", terms, want)
+	for text, wants := range map[string][]string{
+		"IFN-γ and TNF-α; IFN-γ again, interferon γ": {"ifn-gamma", "tnf-alpha", "gamma"},
+		"Type I IFN-α/β receptor":                    {"ifn-alpha", "beta"},
+		"η IFN-γ είναι":                              {"ifn-gamma", "eta"},
+		"αvβ8 και; later αvβ8 in mice":               {"alphavbeta8"},
+		"Aβ-42 and Aβ42":                             {"abeta-42", "abeta42"},
+	} {
+		terms := " " + CodeTerms(text) + " "
+		for _, w := range wants {
+			if strings.Count(terms, " "+w+" ") != 1 {
+				t.Errorf("CodeTerms(%q) = %q: want %q once", text, terms, w)
+			}
 		}
 	}
-	if n := strings.Count(terms, "ifn-gamma"); n != 1 {
-		t.Errorf("CodeTerms: ifn-gamma %d times in %q, want once", n, terms)
-	}
-	if terms := CodeTerms("η γάτα και ο σκύλος"); terms != "" {
-		t.Errorf("CodeTerms of Greek text = %q, want none", terms)
+	for _, text := range []string{"γδ T cells", "5 μm, 3 µg, 1 kΩ", "plain words"} {
+		if terms := CodeTerms(text); strings.Contains(terms, "gamma") || strings.Contains(terms, "mu") || strings.Contains(terms, "omega") {
+			t.Errorf("CodeTerms(%q) = %q: nothing named wanted", text, terms)
+		}
 	}
 }
 
 // FuzzNameGreek: NameGreek never fails, leaves ASCII as it is, keeps
-// valid UTF-8 valid, is idempotent, and names each compound as
-// CodeTerms does in context (nameGreekIn), compound for compound.
+// valid UTF-8 valid, is idempotent, and names each compound of a question
+// as CodeTerms names it (nameGreekWord) or not at all, so that a question
+// never asks for a form the index lacks.
 func FuzzNameGreek(f *testing.F) {
-	for _, s := range []string{"IFN-γ", "αvβ8", "γδ T cells", "η γάτα", "γ\u0301-x", "ΑΒΓ δ", "a.β::γ-δ", "\xff\xfeγ", "µ"} {
+	for _, s := range []string{"IFN-γ", "αvβ8", "γδ T cells", "η γάτα", "γ\u0301-x", "ΑΒΓ δ", "a.β::γ-δ", "\xff\xfeγ", "µ", "μm μ-x", "αvβ γ"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -86,20 +101,14 @@ func FuzzNameGreek(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		named := Compounds(got)
-		k := 0
-		for i := 0; i < len(s); k++ {
-			a, b := nextCompound(s, i)
-			if a >= len(s) {
-				break
-			}
-			if k >= len(named) || nameGreekIn(s, a, b) != named[k] {
-				t.Fatalf("%q: compound %d %q named %q in context, %v in the whole", s, k, s[a:b], nameGreekIn(s, a, b), named)
-			}
-			i = b
+		orig, named := Compounds(s), Compounds(got)
+		if len(orig) != len(named) {
+			t.Fatalf("%q: %d compounds, %d once named", s, len(orig), len(named))
 		}
-		if k != len(named) {
-			t.Fatalf("%q: %d compounds, %d once named", s, k, len(named))
+		for k := range orig {
+			if named[k] != orig[k] && named[k] != nameGreekWord(orig[k]) {
+				t.Fatalf("%q: compound %q named %q, the index's form is %q", s, orig[k], named[k], nameGreekWord(orig[k]))
+			}
 		}
 	})
 }

@@ -297,11 +297,12 @@ func SplitIdentifier(s string) []string {
 // the body column. A compound that holds a Greek letter standing in Latin
 // text is also given with the letter named (IFN-γ gives "ifn-gamma" before
 // its parts; see NameGreek), and one with a hyphen between letters and a
-// digit joined (IL-6 gives "il6"; see JoinLetterDigit), once per unit like
-// the parts.
+// digit joined, after naming (IL-6 gives "il6", Aβ-42 "abeta42"; see
+// JoinLetterDigit), once per unit like the parts.
 //
-// It runs on every indexed byte: one pass, no regular expressions, one
-// allocation for the result plus a set of the compounds already seen.
+// It runs on every indexed byte: one pass, no regular expressions; it
+// allocates the result, a set of the compounds already seen and each
+// compound's other forms.
 func CodeTerms(text string) string {
 	out := make([]byte, 0, len(text)/8)
 	var seen map[string]struct{}
@@ -313,13 +314,14 @@ func CodeTerms(text string) string {
 		}
 		i = b
 		word := text[a:b]
-		// Another form of the compound, once per unit: its Greek letters
-		// named, its hyphens between letters and digits dropped (the keys
-		// start with a byte no compound holds).
-		if named := nameGreekIn(text, a, b); named != word && firstSight(&seen, "\x00"+word) {
+		// Other forms of the compound, each once per unit: its Greek
+		// letters named, its hyphens between letters and digits dropped
+		// (the keys start with a byte no compound holds).
+		named := nameGreekWord(word)
+		if named != word && firstSight(&seen, "\x00"+named) {
 			out = appendTerm(out, named)
 		}
-		if joined := JoinLetterDigit(word); joined != word && firstSight(&seen, "\x01"+word) {
+		if joined := JoinLetterDigit(named); joined != named && firstSight(&seen, "\x00"+joined) {
 			out = appendTerm(out, joined)
 		}
 		if plainWord(word) {
