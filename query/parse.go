@@ -37,10 +37,12 @@ import (
 //     to be there, and inside identifiers they are names like any other
 //     part (errors.Is, ForEach).
 //   - A Greek letter standing in Latin text is read as its name (IFN-γ
-//     as IFN-gamma, αvβ8 as alphavbeta8; sources.NameGreek): a text that
+//     as IFN-gamma, αvβ8 as alphavbeta8; sources.NameGreek), its compound
+//     named exactly as CodeTerms names it for the index: a text that
 //     writes the name matches it, and so does one that writes the letter,
 //     through the named form CodeTerms adds to its units. Greek text and
-//     quoted phrases are read as written.
+//     quoted phrases are read as written; a name keeps its letter for its
+//     definition (Δt).
 //   - A compound with a hyphen between two letters or more and a digit
 //     (IL-6, UTF-8) also adds its joined form (il6, utf8;
 //     sources.JoinLetterDigit) as a word: a text that joins them matches
@@ -151,10 +153,18 @@ func parseQuestion(q string) parsedQuery {
 			continue
 		}
 		prevWord := ""
-		text := sources.NameGreek(seg.text)
-		for _, comp := range sources.Compounds(text) {
-			prevWord = qp.compound(comp, prevWord)
-			comps = append(comps, comp)
+		origs := sources.Compounds(seg.text)
+		named := origs
+		if text := sources.NameGreek(seg.text); text != seg.text {
+			// Naming replaces letters with letters: the compounds stay
+			// the same in number and order (FuzzNameGreek).
+			if n := sources.Compounds(text); len(n) == len(origs) {
+				named = n
+			}
+		}
+		for k, comp := range named {
+			prevWord = qp.compound(comp, origs[k], prevWord)
+			comps = append(comps, origs[k])
 			if j := sources.JoinLetterDigit(comp); j != comp {
 				qp.joined(comp, j)
 			}
@@ -339,9 +349,11 @@ func (qp *questionParser) quoted(text string) {
 }
 
 // compound adds one compound of the question outside quotes (a word, an
-// identifier, a qualified name); prevWord is the word before it, if it
-// was one word, and compound returns the same for the next.
-func (qp *questionParser) compound(comp, prevWord string) string {
+// identifier, a qualified name), with its Greek letters named; orig is
+// the compound as the question writes it, the name a definition declares
+// (Δt); prevWord is the word before it, if it was one word, and compound
+// returns the same for the next.
+func (qp *questionParser) compound(comp, orig, prevWord string) string {
 	whole := qp.tokens(comp)
 	if len(whole) == 0 {
 		return prevWord
@@ -355,7 +367,11 @@ func (qp *questionParser) compound(comp, prevWord string) string {
 	// (If-Modified-Since, IL-10) is prose, not a declared name.
 	qualified := strings.Contains(comp, ".") || strings.Contains(comp, "::")
 	if (len(parts) >= 2 && (len(whole) == 1 || qualified)) || (declKeyword(prevWord) && len(whole) == 1 && !isStopword(whole[0])) {
-		qp.pq.names = appendName(qp.pq.names, whole, rawName(comp))
+		if orig != comp {
+			qp.pq.names = appendName(qp.pq.names, qp.tokens(orig), rawName(orig))
+		} else {
+			qp.pq.names = appendName(qp.pq.names, whole, rawName(comp))
+		}
 	}
 	next := ""
 	if len(whole) == 1 {
@@ -566,7 +582,11 @@ func (qp *questionParser) capitalized(comp string) {
 		return
 	}
 	t.name = true
-	qp.pq.names = appendName(qp.pq.names, []string{t.token}, comp)
+	name := t.token // comp's one token, or its Greek letters named (Δt: deltat)
+	if toks := qp.tokens(comp); len(toks) == 1 {
+		name = toks[0] // as a definition declares it (δt)
+	}
+	qp.pq.names = appendName(qp.pq.names, []string{name}, comp)
 }
 
 // declKeyword reports whether a folded word of a question introduces a

@@ -328,3 +328,34 @@ func TestLettersAndDigitsJoined(t *testing.T) {
 		}
 	}
 }
+
+// TestGreekLettersInEveryContext: whatever stands around a Greek letter in
+// a text (another Greek letter after a slash, Greek prose, a second
+// occurrence, a hyphen before digits), a question that writes it either
+// way finds the text; and a name with a Greek letter is still a name.
+func TestGreekLettersInEveryContext(t *testing.T) {
+	env := newSearchEnv(t)
+	env.folder("docs", "default", map[string]string{
+		"slash.md":   "# Receptors\n\nThe type I IFN-α/β receptor binds both.\n",
+		"prose.md":   "# Σημείωση\n\nη IFN-γ είναι κυτοκίνη\n",
+		"twice.md":   "# Integrins\n\nαvβ8 και; later αvβ8 in mice.\n",
+		"amyloid.md": "# Amyloid\n\nAβ-42 aggregates in plaques.\n",
+		"other.md":   "# Other\n\nNothing of the kind in mice.\n",
+	})
+	for q, want := range map[string]string{
+		"IFN-α": "slash.md", "IFN-alpha": "slash.md", "IFN-γ": "prose.md", "αvβ8": "twice.md",
+		"alphavbeta8": "twice.md", "Aβ42": "amyloid.md", "Abeta42": "amyloid.md", "Aβ-42": "amyloid.md",
+	} {
+		res := env.search(env.all, QueryRequest{Question: q})
+		if len(res.Hits) == 0 || res.Hits[0].Path != want {
+			t.Errorf("%q: hits %v, want %s first", q, paths(res.Hits), want)
+		}
+	}
+	env.folder("go", "default", map[string]string{
+		"step.go": "package sim\n\n// Δt is the time step.\nfunc Δt() float64 { return 0.01 }\n",
+		"use.go":  "package sim\n\n// Advance moves the clock by Δt, Δt and Δt again.\nfunc Advance(t float64) float64 { return t + Δt() + Δt() }\n",
+	})
+	for _, q := range []string{"Δt", "func Δt"} {
+		wantFirstTitle(t, env, q, "func Δt")
+	}
+}
