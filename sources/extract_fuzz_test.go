@@ -143,6 +143,7 @@ func FuzzCodeTerms(f *testing.F) {
 	for _, s := range []string{
 		"", "parseHTTPRequest", "os.ReadFile", "parse-http-request", "x86_64 utf8Decode URLs",
 		"std::vector<int>", "a..b--c::d", "ÉcoleNormale naïveBayes 日本語Text", "1.2.3", "_._-_",
+		"IFN-γ/β ά", "Aβ-42 IL-6 x-1", "μm kΩ μ-x",
 	} {
 		f.Add(s)
 	}
@@ -165,9 +166,16 @@ func FuzzCodeTerms(f *testing.F) {
 				set[p[:n]] = true
 			}
 		}
+		// A compound's other forms: its Greek letters named, then its
+		// hyphens between letters and digits dropped.
+		for _, c := range Compounds(text) {
+			named := nameGreekWord(c)
+			set[strings.ToLower(named)] = true
+			set[strings.ToLower(JoinLetterDigit(named))] = true
+		}
 		for _, term := range strings.Fields(terms) {
 			if !set[term] {
-				t.Fatalf("term %q not among the parts %q", term, parts)
+				t.Fatalf("term %q not among the parts %q or other forms of the compounds", term, parts)
 			}
 		}
 		if utf8.ValidString(text) && isASCII(text) {
