@@ -314,16 +314,6 @@ func CodeTerms(text string) string {
 		}
 		i = b
 		word := text[a:b]
-		// Other forms of the compound, each once per unit: its Greek
-		// letters named, its hyphens between letters and digits dropped
-		// (the keys start with a byte no compound holds).
-		named := nameGreekWord(word)
-		if named != word && firstSight(&seen, "\x00"+named) {
-			out = appendTerm(out, named)
-		}
-		if joined := JoinLetterDigit(named); joined != named && firstSight(&seen, "\x00"+joined) {
-			out = appendTerm(out, joined)
-		}
 		if plainWord(word) {
 			// A plain word yields only its letters, when digits end it.
 			if n := letterStem(word); n > 0 && firstSight(&seen, word) {
@@ -331,6 +321,9 @@ func CodeTerms(text string) string {
 			}
 			continue
 		}
+		// Other forms of the compound, each once per unit (the keys start
+		// with a byte no compound holds); a plain word has none.
+		out = appendForms(out, word, &seen)
 		bounds = appendParts(bounds[:0], text, a, b)
 		if len(bounds) < 2 || allDigits(word) || !firstSight(&seen, word) {
 			continue
@@ -344,6 +337,30 @@ func CodeTerms(text string) string {
 		}
 	}
 	return string(out)
+}
+
+// appendForms appends the other forms of the compound w that CodeTerms
+// gives, each once (seen): its Greek letters named, its hyphens between
+// letters and digits dropped.
+func appendForms(out []byte, w string, seen *map[string]struct{}) []byte {
+	named, hyphen := w, false
+	for k := 0; k < len(w); k++ {
+		if c := w[k]; c >= utf8.RuneSelf {
+			named, hyphen = nameGreekWord(w), true // nameGreekWord reads the rest
+			break
+		} else if c == '-' {
+			hyphen = true
+		}
+	}
+	if named != w && firstSight(seen, "\x00"+named) {
+		out = appendTerm(out, named)
+	}
+	if hyphen {
+		if joined := JoinLetterDigit(named); joined != named && firstSight(seen, "\x00"+joined) {
+			out = appendTerm(out, joined)
+		}
+	}
+	return out
 }
 
 // firstSight adds key to the set *seen (made on first use) and reports
