@@ -7,7 +7,7 @@ import (
 
 const (
 	codeExtractorName    = "code"
-	codeExtractorVersion = "5" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals, the C++ linkage guard of C headers, braces of #else branches; 4: conditional directives (#if, #endif, #region) neither title nor cut declarations; 5: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms
+	codeExtractorVersion = "6" // 2: long lines are cut into windows; 3: a class docstring of several lines stays with its class, Rust titles keep pub(crate), Ruby percent and regex literals, the C++ linkage guard of C headers, braces of #else branches; 4: conditional directives (#if, #endif, #region) neither title nor cut declarations; 5: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms; 6: the same, whatever stands around the letter, as the index folds it
 
 	// maxNesting bounds how deep containers (namespace > class > ...) are
 	// split into their members.

@@ -10,7 +10,7 @@ import (
 
 const (
 	htmlExtractorName    = "html"
-	htmlExtractorVersion = "3" // 2: long items and lines are cut into pieces; 3: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms
+	htmlExtractorVersion = "4" // 2: long items and lines are cut into pieces; 3: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms; 4: the same, whatever stands around the letter, as the index folds it
 )
 
 // htmlExtractor reduces an HTML page to its visible text and splits it

@@ -7,7 +7,7 @@ import (
 
 const (
 	markdownExtractorName    = "markdown"
-	markdownExtractorVersion = "4" // 2: heading attribute blocks dropped; 3: long lines are cut into windows; 4: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms
+	markdownExtractorVersion = "5" // 2: heading attribute blocks dropped; 3: long lines are cut into windows; 4: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms; 5: the same, whatever stands around the letter, as the index folds it
 
 	// headingMax is the longest heading kept as a title, in runes.
 	headingMax = 200

@@ -7,7 +7,7 @@ import (
 
 const (
 	textExtractorName    = "text"
-	textExtractorVersion = "4" // 2: long lines are cut into windows; a first line standing alone titles the file; 3: a markup's title (an underlined line, "= Title", "#+TITLE:") titles it; 4: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms
+	textExtractorVersion = "5" // 2: long lines are cut into windows; a first line standing alone titles the file; 3: a markup's title (an underlined line, "= Title", "#+TITLE:") titles it; 4: Greek letters named, and hyphens between letters and digits dropped, in the units' code terms; 5: the same, whatever stands around the letter, as the index folds it
 )
 
 // maxTextTitleBytes bounds the first line that titles a plain-text file.

@@ -16,9 +16,10 @@ import (
 // finds both. A question written in Greek is read as written: its
 // compound is named only when the nearest letters around each of its
 // Greek letters are not Greek ("η γάτα" stays), so a question names a
-// compound as the index does or not at all. The micro and ohm signs
-// (µ, Ω) are units, not letters to name, and so are μ before a letter
-// (μm, μM; μ-opioid is named) and Ω after one (kΩ; ω-3 is named).
+// compound as the index does or not at all. Naming follows the index's
+// folding (µ is μ, the ohm sign ω, case does not count), and units are
+// left: μ before a letter (μm, µM; μ-opioid is named) and ω after one
+// (kΩ; ω-3 is named).
 
 // greekNames are the names of the Greek letters, by lower-case letter
 // (and the symbol variants ϵ, ϑ, ϰ, ϖ, ϱ, ϕ, and the letters with
@@ -34,12 +35,15 @@ var greekNames = map[rune]string{
 	'ύ': "upsilon", 'ϋ': "upsilon", 'ΰ': "upsilon", 'ώ': "omega",
 }
 
-// greekLetter reports a letter of the Greek script (not the micro or the
-// ohm sign).
+// greekLetter reports a letter of the Greek script, or a sign the index
+// folds to one (the micro sign to μ, the ohm sign to ω): naming follows
+// the index's folding, so texts that give the same tokens are named alike.
 func greekLetter(r rune) bool {
 	switch {
 	case r < 0x370:
-		return false
+		return r == 'µ'
+	case r == '\u2126': // the ohm sign
+		return true
 	case r >= 'Α' && r <= 'ω': // the plain letters (U+03A2 is unassigned)
 		return r != 0x3a2
 	case r <= 0x3ff: // Greek and Coptic: the Coptic letters are U+03E2..U+03EF
@@ -55,7 +59,7 @@ func greekName(r rune) string {
 	if !greekLetter(r) {
 		return ""
 	}
-	return greekNames[unicode.ToLower(unicode.ToUpper(r))]
+	return greekNames[FoldRune(r)]
 }
 
 // NameGreek returns s with the Greek letters of each compound named as
@@ -113,14 +117,14 @@ func nameGreekWord(w string) string {
 			r2, size2 := runeAt(w, j)
 			if greekLetter(r2) {
 				n++
-			} else if !unicode.Is(unicode.Mn, r2) {
+			} else if !IsDiacritic(r2) {
 				break
 			}
 			j += size2
 		}
 		name := greekName(r)
-		unit := name == "mu" && j < len(w) && nextIsLetter(w, j) || // μm, μg
-			r == 'Ω' && i > 0 && prevIsLetter(w, i) // kΩ, MΩ
+		unit := name == "mu" && j < len(w) && nextIsLetter(w, j) || // μm, µg
+			name == "omega" && prevIsLetter(w, i) // kΩ, MΩ, in either case
 		if n == 1 && name != "" && !unit {
 			out = append(append(out, w[last:i]...), name...) // marks are dropped
 			last = j
@@ -133,10 +137,17 @@ func nameGreekWord(w string) string {
 	return string(append(out, w[last:]...))
 }
 
-// prevIsLetter reports whether the rune before w[i] is a letter.
+// prevIsLetter reports whether the rune before w[i], diacritics passed
+// over, is a letter.
 func prevIsLetter(w string, i int) bool {
-	r, _ := utf8.DecodeLastRuneInString(w[:i])
-	return isLetter(r)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(w[:i])
+		if !IsDiacritic(r) {
+			return isLetter(r)
+		}
+		i -= size
+	}
+	return false
 }
 
 // nextIsLetter reports whether the rune at w[i] is a letter.
@@ -157,7 +168,7 @@ func greekAlone(s string, a, b int) bool {
 		j := i + size
 		for j < len(s) {
 			r2, size2 := runeAt(s, j)
-			if !unicode.Is(unicode.Mn, r2) {
+			if !IsDiacritic(r2) {
 				break
 			}
 			j += size2

@@ -24,7 +24,8 @@ func TestNameGreek(t *testing.T) {
 		"κ-opioid, σ1":           "kappa-opioid, sigma1",
 		"μ-opioid receptor":      "mu-opioid receptor",
 		"5 μm, 2 μM, 3 µg, 1 kΩ": "5 μm, 2 μM, 3 µg, 1 kΩ", // units
-		"10 \u2126 and 2 MΩ":     "10 \u2126 and 2 MΩ",
+		"10 \u2126 and 2 MΩ":     "10 omega and 2 MΩ",      // the ohm sign folds to ω
+		"µ-opioid":               "mu-opioid",              // the micro sign to μ
 		"ά-x":                    "alpha-x",
 		"γ\u0301-x":              "gamma-x",
 		"η γάτα και ο σκύλος":    "η γάτα και ο σκύλος",
@@ -73,6 +74,49 @@ func TestCodeTermsNameGreek(t *testing.T) {
 			t.Errorf("CodeTerms(%q) = %q: nothing named wanted", text, terms)
 		}
 	}
+}
+
+// TestGreekAsTheIndexFolds: spellings the index folds to the same tokens
+// (µ and μ, the ohm sign and Ω and ω, upper and lower case, a diacritic)
+// give the same named forms in code terms and in a question, so none of
+// them loses the others.
+func TestGreekAsTheIndexFolds(t *testing.T) {
+	for _, group := range [][]string{
+		{"µ-opioid receptor", "μ-opioid receptor", "Μ-OPIOID receptor"},
+		{"10 kΩ resistor", "10 k\u2126 resistor", "10 kω resistor", "10 k\u0301Ω resistor", "10 KΩ resistor"},
+		{"Ω-3 acids", "\u2126-3 acids", "ω-3 acids"},
+		{"5 µm", "5 μm", "5 μM", "5 µM"},
+		{"IFN-γ", "ifn-Γ"},
+	} {
+		for _, text := range group[1:] {
+			if a, b := namedTokens(text), namedTokens(group[0]); a != b {
+				t.Errorf("the index names %q as %q, %q as %q", text, a, group[0], b)
+			}
+			if a, b := indexTokens(NameGreek(text)), indexTokens(NameGreek(group[0])); a != b {
+				t.Errorf("a question %q is read as %q, %q as %q", text, a, group[0], b)
+			}
+		}
+	}
+}
+
+// namedTokens is the index's tokens of each compound of text as
+// CodeTerms names it.
+func namedTokens(text string) string {
+	var out []string
+	for _, c := range Compounds(text) {
+		out = append(out, indexTokens(nameGreekWord(c)))
+	}
+	return strings.Join(out, " | ")
+}
+
+// indexTokens is the index's tokens of s (folded, not stemmed).
+func indexTokens(s string) string {
+	var out []string
+	ForEachToken(s, nil, func(tok []byte, _, _ int) bool {
+		out = append(out, string(tok))
+		return true
+	})
+	return strings.Join(out, " ")
 }
 
 // FuzzNameGreek: NameGreek never fails, leaves ASCII as it is, keeps

@@ -35,7 +35,7 @@ const (
 // Pseudo-extractor that records image assets.
 const (
 	imageExtractorName    = "image"
-	imageExtractorVersion = "3" // 2: the format facet; 3: Greek letters named, and hyphens between letters and digits dropped, in the code terms of its name
+	imageExtractorVersion = "4" // 2: the format facet; 3: Greek letters named, and hyphens between letters and digits dropped, in the code terms of its name; 4: the same, whatever stands around the letter, as the index folds it
 )
 
 // openFile opens a file to process; tests replace it to simulate errors
