@@ -357,5 +357,10 @@ func TestGreekLettersInEveryContext(t *testing.T) {
 	})
 	for _, q := range []string{"Δt", "func Δt"} {
 		wantFirstTitle(t, env, q, "func Δt")
+		// The name a definition declares keeps its letter (the terms are
+		// named: deltat).
+		if names := parseQuestion(q).names; len(names) != 1 || names[0].name != "δt" {
+			t.Errorf("%q: names %+v, want δt", q, names)
+		}
 	}
 }
