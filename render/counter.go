@@ -2,6 +2,7 @@ package render
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -121,7 +122,9 @@ func (c *Counter) Count(s string) int {
 		if c.memo.m == nil || len(c.memo.m) >= memoEntries {
 			c.memo.m = make(map[string]int, 256)
 		}
-		c.memo.m[s] = n
+		// A line of a larger text would keep that text alive: the
+		// memo holds its own copy.
+		c.memo.m[strings.Clone(s)] = n
 		c.memo.mu.Unlock()
 	}
 	return n

@@ -629,7 +629,13 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 				return nil, workspace.Errorf(workspace.CodeInternal, "encode result: rendered not found")
 			}
 			segs = structSegs(head, cores, tail[:len(tail)-2])
-			segs = append(segs, escSegs...)
+			// The first block's first line runs on from `"rendered":"`
+			// (no split between them): its other lines still count
+			// apart, as estimate counted them.
+			if len(escSegs) > 0 {
+				segs = append(segs, pieces(escSegs[0])...)
+				segs = append(segs, escSegs[1:]...)
+			}
 			segs = append(segs, `"}`)
 		}
 		s2 := f.tally.sum(segs)

@@ -45,6 +45,12 @@ type packHit struct {
 	bare     bool
 	bareOver int
 	headCost int // the header's tokens in over (both copies)
+	// counted marks the lines whose cost is exact; lineCost counts the
+	// others with c (nil: a hit prepared without exact counts) when the
+	// planner grows a place by them.
+	counted  []bool
+	c        *Counter
+	rendered bool
 	// excerptCost is what the hit's JSON costs more when it shows part
 	// of its unit (its "excerpt" span; without a render, where the JSON
 	// carries the text), counted with the focus's line numbers.
@@ -104,6 +110,7 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 		p.over += estimatedCitation
 		return p
 	}
+	p.c, p.rendered, p.counted = c, f != FormatNone, make([]bool, len(p.lines))
 	// The lines a place may start with are counted exactly too (its
 	// focus, and its first line, which stands in for a long focus): the
 	// estimate runs high on code, and a place is planned on them.
@@ -116,7 +123,7 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 	}
 	for _, i := range exactLines {
 		if i < len(p.lines) {
-			p.cost[i] = countText(c, p.lines[i], f != FormatNone)
+			p.lineCost(i)
 		}
 	}
 	sh := *h
@@ -130,7 +137,7 @@ func newPackHit(c *Counter, h *query.Hit, f Format, exact bool) packHit {
 		p.over += p.headCost
 	}
 	if core, err := coreOf(&sh); err == nil {
-		p.over += c.Count(core)
+		p.over += countPieces(c, core)
 		if f == FormatNone && len(p.lines) > 1 {
 			// The field alone: the hit's JSON is not counted again.
 			span, err := json.Marshal(query.Span{StartLine: h.Span.StartLine + p.lo, EndLine: h.Span.StartLine + p.hi})
@@ -208,8 +215,21 @@ func (p *packHit) wholeCost() int {
 	return n
 }
 
+// lineCost is the cost of line i, counted exactly when the hit was
+// prepared with exact counts. The fit counts a block line by line where
+// its lines split (tally.upTo), so what the planner counts here is found
+// there again.
+func (p *packHit) lineCost(i int) int {
+	if p.c != nil && !p.counted[i] {
+		p.cost[i], p.counted[i] = countText(p.c, p.lines[i], p.rendered), true
+	}
+	return p.cost[i]
+}
+
 // grow widens the excerpt by whole lines, after and before in turn,
-// while room allows; it returns what is left of room.
+// while room allows; it returns what is left of room. The lines it adds
+// are counted exactly (lineCost), and so is the whole unit when its
+// estimate fits: the plan then holds what the fit finds.
 func (p *packHit) grow(room int) int {
 	if p.bare {
 		p.bare = false
@@ -221,9 +241,14 @@ func (p *packHit) grow(room int) int {
 		}
 	}
 	if w := p.wholeCost(); w-p.shownCost() <= room {
-		room -= w - p.shownCost()
-		p.whole = true
-		return room
+		for i := range p.lines {
+			p.lineCost(i)
+		}
+		if w := p.wholeCost(); w-p.shownCost() <= room {
+			room -= w - p.shownCost()
+			p.whole = true
+			return room
+		}
 	}
 	after := true
 	for p.lo > 0 || p.hi < len(p.lines)-1 {
@@ -233,7 +258,7 @@ func (p *packHit) grow(room int) int {
 		} else {
 			next = p.lo - 1
 		}
-		if p.cost[next] > room {
+		if p.lineCost(next) > room {
 			break
 		}
 		room -= p.cost[next]

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tiktoken-go/tokenizer"
+
 	"github.com/tychora/tychora/query"
 )
 
@@ -327,6 +329,66 @@ func TestPackCountsExcerptSpan(t *testing.T) {
 		exact := c.Count(core)
 		if planned := p.shownCost(); planned < exact-4 || planned > exact+8 {
 			t.Errorf("hit %d at its focus: planned %d tokens, its fragment counts %d", i, planned, exact)
+		}
+	}
+}
+
+// countingCodec is a codec that adds up the bytes it tokenizes.
+type countingCodec struct {
+	tokenizer.Codec
+	bytes *int
+}
+
+func (c countingCodec) Count(s string) (int, error) {
+	*c.bytes += len(s)
+	return c.Codec.Count(s)
+}
+
+func (c countingCodec) Encode(s string) ([]uint, []string, error) {
+	*c.bytes += len(s)
+	return c.Codec.Encode(s)
+}
+
+// TestPackedFitTokenizesOnce checks that a packed fit tokenizes about
+// what it answers, not each hit once to plan it and again to fit it: the
+// fit counts a hit by the pieces packing counted (countPieces, upTo), so
+// it finds their counts in the counter's memo. The answer is the same as
+// with the shared counter.
+func TestPackedFitTokenizesOnce(t *testing.T) {
+	// A verified fit (race builds, TYCHORA_VERIFY_FIT) recounts its
+	// answer whole: what is measured here is the fit's own counting.
+	defer func(v bool) { verifyFits = v }(verifyFits)
+	verifyFits = false
+	for _, f := range []Format{FormatNone, FormatAgent} {
+		for _, budget := range []int{1000, 4000} {
+			codec, err := tokenizer.Get(tokenizer.O200kBase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			c := &Counter{name: DefaultCounter, codec: countingCodec{codec, &n}}
+			in := FitInput{Result: benchResult(focused(realisticHits(20))), MaxTokens: budget, Format: f, Pack: true}
+			out, err := packFit(context.Background(), c, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Fit(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out.Structured) != string(want.Structured) {
+				t.Fatalf("%s %d: the answer differs with a counter of its own", f, budget)
+			}
+			answer := len(out.Structured) + len(out.Rendered)
+			t.Logf("%s %d: tokenized %d bytes for an answer of %d", f, budget, n, answer)
+			// What a packed fit cannot avoid beside the answer: the
+			// empty answer it starts from, the lines a place may start
+			// with that it does not show, a header and the line after it
+			// counted again where they do not split. Before the fit
+			// counted by packing's pieces, every case here took more.
+			if n > answer*3/2+2048 {
+				t.Errorf("%s %d: tokenized %d bytes for an answer of %d", f, budget, n, answer)
+			}
 		}
 	}
 }

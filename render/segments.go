@@ -18,9 +18,13 @@ import "strings"
 //	   letter or digit. (A '/' may instead end the "[\r\n/]*" tail of an
 //	   o200k run — "\n/" — leaving the next character free to start a
 //	   piece with the letter: "\\n".)
-//	B  '\n', then a printable ASCII character other than '/' ("\n|#"):
-//	   every alternative that can cover a line feed ("\s*[\r\n]+", or
-//	   the "[\r\n/]*" tail of a punctuation run) stops at it.
+//	B  '\n', then a printable ASCII character other than '/' ("\n|#"),
+//	   or spaces and tabs and then any printable ASCII character
+//	   ("\n|\t//"): every alternative that can cover a line feed
+//	   ("\s*[\r\n]+", which ends at the last line feed of its run of
+//	   white space, or the "[\r\n/]*" tail of a punctuation run, which
+//	   a space or a tab ends) stops at it. An indented line of code
+//	   starts a piece of its own.
 //	C  an ASCII letter, then ASCII punctuation other than '\'' ("e|}"):
 //	   letter pieces only extend over letters and "'s"-style suffixes.
 //	D  an ASCII digit, then ASCII punctuation other than '\'' or an ASCII
@@ -46,6 +50,13 @@ func splits(prev, next string) bool {
 	case (isLetter(n) || isDigit(n)) && isPunct(p) && len(prev) >= 2 && isPunct(prev[len(prev)-2]) && prev[len(prev)-2] != '/':
 		return true // A
 	case p == '\n':
+		if n == ' ' || n == '\t' {
+			i := 1
+			for i < len(next) && (next[i] == ' ' || next[i] == '\t') {
+				i++
+			}
+			return i < len(next) && next[i] > ' ' && next[i] < 0x7f // B, indented
+		}
 		return n > ' ' && n < 0x7f && n != '/' // B
 	case isLetter(p):
 		return isPunct(n) && n != '\'' // C
@@ -142,17 +153,16 @@ const boundStep = 512
 
 // upTo counts s while the count stays within limit: it returns the exact
 // count and true, or, once more than limit tokens are counted, that
-// partial count (above limit and at most the exact one) and false. A
-// string longer than 2*boundStep bytes is counted in pieces of at least
-// boundStep bytes, each ending at the first position after that where it
-// splits (text without such positions, CJK say, stays one piece), so the
-// hit that ends an answer is not tokenized whole only to learn that it
-// does not fit.
+// partial count (above limit and at most the exact one) and false. s is
+// counted in pieces (nextPieceEnd): a rendered block by its lines, raw
+// and escaped, a hit's JSON by its fields. Those are what packing counted
+// (pack.go, countPieces) and what other answers show again, so their
+// counts are found in the memos.
 func (t *tally) upTo(s string, limit int) (int, bool) {
 	if n, ok := t.memo[s]; ok {
 		return n, true
 	}
-	if t.whole || len(s) <= 2*boundStep {
+	if t.whole {
 		return t.count(s), true
 	}
 	if t.shared != nil {
@@ -162,8 +172,12 @@ func (t *tally) upTo(s string, limit int) (int, bool) {
 		}
 	}
 	total := 0
+	long := len(s) > 2*boundStep
 	for start := 0; start < len(s); {
-		end := nextSplit(s, start+boundStep)
+		end := nextPieceEnd(s, start, long)
+		if end == len(s) && start == 0 {
+			return t.count(s), true // one piece: count (and remember) it once
+		}
 		total += t.count(s[start:end])
 		start = end
 		if total > limit && start < len(s) {
@@ -177,15 +191,46 @@ func (t *tally) upTo(s string, limit int) (int, bool) {
 	return total, true
 }
 
-// nextSplit returns the first position at or after i (i > 0) where s
-// splits, or len(s).
-func nextSplit(s string, i int) int {
-	for ; i < len(s); i++ {
-		if splits(s[:i], s[i:]) {
+// nextPieceEnd returns the end of the piece of s that starts at start
+// (upTo, countPieces): the first position after it where s splits and a
+// line ends (after a line feed, or after the two bytes of its JSON
+// escape) or a JSON field starts (after `,"`, before a letter); when
+// long, also any position where it splits at least boundStep bytes on
+// (text without such positions, CJK say, stays one piece: the hit that
+// ends an answer is not tokenized whole only to learn that it does not
+// fit); or len(s). A `\n` or `,"` inside a string value only adds a
+// position to check: splits decides.
+func nextPieceEnd(s string, start int, long bool) int {
+	for i := start + 1; i < len(s); i++ {
+		cut := s[i-1] == '\n' ||
+			i >= 2 && (s[i-2] == '\\' && s[i-1] == 'n' || s[i-2] == ',' && s[i-1] == '"' && isLetter(s[i]))
+		if (cut || long && i >= start+boundStep) && splits(s[:i], s[i:]) {
 			return i
 		}
 	}
 	return len(s)
+}
+
+// pieces cuts s into upTo's pieces.
+func pieces(s string) []string {
+	var out []string
+	long := len(s) > 2*boundStep
+	for start := 0; start < len(s); {
+		end := nextPieceEnd(s, start, long)
+		out = append(out, s[start:end])
+		start = end
+	}
+	return out
+}
+
+// countPieces is c.Count(s), counted by upTo's pieces: what packing
+// counts of a hit is then found again when the fit counts it.
+func countPieces(c *Counter, s string) int {
+	n := 0
+	for _, p := range pieces(s) {
+		n += c.Count(p)
+	}
+	return n
 }
 
 // splitNumbers cuts s around its runs of ASCII digits where they split,

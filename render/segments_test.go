@@ -48,7 +48,7 @@ var atoms = []string{
 	"{", "}", "[", "]", "\"", ":", ",", "},{\"", "\":\"", "\\n", "\\u003c", "\\\"", "/", "//", "#", "##",
 	"```", "<", ">", "&", "-", "_", ".", " ", "  ", "\t", "\n", "\n\n", "\r\n", " \n", "é", "漢字", "🎉",
 	"\u00a0", "\u2028", "\u0301", "==> ", "-- ", "<chunk id=\"", "</chunk>\n", "Hello", "HTTPServer", "'S", "'ll",
-	"/\n", "\n/", "\\u", "٣٤", "x²",
+	"/\n", "\n/", "\\u", "٣٤", "x²", "\n\t", "\n  ", "\t\t", "{\n\t", "\\n\\t",
 }
 
 // chars are single characters for strings that mix ASCII classes densely.
@@ -118,7 +118,14 @@ func TestSplitsRules(t *testing.T) {
 		{`/{`, `e`, false},
 		{"```\n", "## x", true}, // B
 		{"x\n", "/usr", false},
-		{"x\n", " y", false},
+		{"x\n", " y", true}, // B, indented
+		{"x\n", "\t\t// y", true},
+		{"{\n", "\t}", true},
+		{"x\n", "  ", false},
+		{"x\n", " \n", false},
+		{"x\n", "\t\r\n", false},
+		{"x\n", "\té", false},
+		{"x\n", "\t\u00a0y", false},
 		{"x\n", "\ny", false},
 		{`false`, `},{"`, true}, // C
 		{`dog`, `'s`, false},
@@ -297,6 +304,61 @@ func TestDigitRuns(t *testing.T) {
 					t.Fatalf("%s: %q is %d tokens, want %d", info.Name, b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestSplitsIndentedLines checks rule B's indented lines, and the pieces
+// upTo and countPieces count, on texts of code-like lines (indentation,
+// blank and white lines, CRLF, comments), raw and escaped as JSON.
+func TestSplitsIndentedLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	indents := []string{"", " ", "  ", "\t", "\t\t", " \t", "\t ", "    "}
+	words := []string{"x", "if err != nil {", "}", "// c", "/", "/* a */", "'s", `"q"`, "42", "é", "\u00a0y", "{",
+		"->", `\n`, "", " ", "\t", "\r", "漢", "Ab", "#", "-- /a/b.go:1-2 x", `,"text":"`, `","hash":"`}
+	ends := []string{"\n", "\n", "\n", "\r\n", " \n", "\t\n", "\n\n", "\n \n"}
+	rounds := 3000
+	if testing.Short() {
+		rounds = 500
+	}
+	for _, counter := range []string{"o200k_base", "cl100k_base"} {
+		c, err := CounterFor(counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for range rounds {
+			var b strings.Builder
+			for range 1 + r.IntN(6) {
+				b.WriteString(indents[r.IntN(len(indents))])
+				for range r.IntN(3) {
+					b.WriteString(words[r.IntN(len(words))])
+				}
+				b.WriteString(ends[r.IntN(len(ends))])
+			}
+			s := b.String()
+			if r.IntN(2) == 0 {
+				s = escapeJSON(s)
+			}
+			whole := refCount(t, counter, s)
+			for p := 1; p < len(s); p++ {
+				if !splits(s[:p], s[p:]) {
+					continue
+				}
+				checked++
+				if got := c.Count(s[:p]) + c.Count(s[p:]); got != whole {
+					t.Fatalf("%s: %q | %q: %d, whole %d", counter, s[:p], s[p:], got, whole)
+				}
+			}
+			if got, exact := newTally(c).upTo(s, math.MaxInt); !exact || got != whole {
+				t.Fatalf("%s: upTo(%q) = %d, whole %d", counter, s, got, whole)
+			}
+			if got := countPieces(c, s); got != whole {
+				t.Fatalf("%s: countPieces(%q) = %d, whole %d", counter, s, got, whole)
+			}
+		}
+		if checked < 1000 {
+			t.Errorf("%s: only %d split points checked", counter, checked)
 		}
 	}
 }
