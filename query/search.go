@@ -497,9 +497,7 @@ func byScore(a, b *candidate) int {
 }
 
 // begin opens the search's read transaction (one snapshot for every
-// statement) on a read connection. The read pool maps the index into
-// memory (workspace.ReadMmapBytes), which spares a system call per page
-// read.
+// statement) on a read connection.
 func (e *Engine) begin(ctx context.Context) (*sql.Tx, func(), error) {
 	conn, err := e.DB.R.Conn(ctx)
 	if err != nil {

@@ -33,10 +33,6 @@ type DB struct {
 // Readers is the size of the read pool R.
 func (db *DB) Readers() int { return db.readers }
 
-// ReadMmapBytes is how much of the index file each read connection maps
-// into memory.
-const ReadMmapBytes = 1 << 30
-
 // BusyTimeout is how long a connection waits on a lock before SQLITE_BUSY.
 const BusyTimeout = 10 * time.Second
 
@@ -47,10 +43,13 @@ func dsn(path string, readOnly bool) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
-		// Searches read the index through mmap: a page read is then a
-		// memory access, not a system call (a third of a search's time
-		// over a large index without it; docs/search.md).
-		q.Add("_pragma", "mmap_size("+strconv.FormatInt(ReadMmapBytes, 10)+")")
+		// Searches read the index through each connection's page cache,
+		// not a memory map: SQLite keeps no mapped page in that cache,
+		// so every page a search reads through a map is parsed again,
+		// and each connection faults its own map in. Now that a search
+		// reads a few rows by key (the postings are in memory), the
+		// cache costs less CPU under concurrent searches (docs/search.md,
+		// "Performance notes").
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		// A large sync grows the WAL; after each checkpoint it is cut back
