@@ -87,16 +87,7 @@ func TestSplitsIsExact(t *testing.T) {
 		}
 		for range rounds {
 			s := randomString(r, 4+r.IntN(24))
-			whole := refCount(t, counter, s)
-			for p := 1; p < len(s); p++ {
-				if !splits(s[:p], s[p:]) {
-					continue
-				}
-				checked[counter]++
-				if got := c.Count(s[:p]) + c.Count(s[p:]); got != whole {
-					t.Fatalf("%s: %q | %q: %d + parts = %d, whole %d", counter, s[:p], s[p:], got-c.Count(s[p:]), got, whole)
-				}
-			}
+			checked[counter] += checkSplits(t, c, s, refCount(t, counter, s))
 		}
 	}
 	for counter, n := range checked {
@@ -104,6 +95,24 @@ func TestSplitsIsExact(t *testing.T) {
 			t.Errorf("%s: only %d split points checked", counter, n)
 		}
 	}
+}
+
+// checkSplits checks that wherever splits says s splits, c's counts of
+// the two sides add up to whole, the count of s; it returns how many
+// positions it checked.
+func checkSplits(t *testing.T, c *Counter, s string, whole int) int {
+	t.Helper()
+	n := 0
+	for p := 1; p < len(s); p++ {
+		if !splits(s[:p], s[p:]) {
+			continue
+		}
+		n++
+		if got := c.Count(s[:p]) + c.Count(s[p:]); got != whole {
+			t.Fatalf("%s: %q | %q: %d + %d = %d, whole %d", c.Name(), s[:p], s[p:], c.Count(s[:p]), c.Count(s[p:]), got, whole)
+		}
+	}
+	return n
 }
 
 func TestSplitsRules(t *testing.T) {
@@ -341,15 +350,7 @@ func TestSplitsIndentedLines(t *testing.T) {
 				s = escapeJSON(s)
 			}
 			whole := refCount(t, counter, s)
-			for p := 1; p < len(s); p++ {
-				if !splits(s[:p], s[p:]) {
-					continue
-				}
-				checked++
-				if got := c.Count(s[:p]) + c.Count(s[p:]); got != whole {
-					t.Fatalf("%s: %q | %q: %d, whole %d", counter, s[:p], s[p:], got, whole)
-				}
-			}
+			checked += checkSplits(t, c, s, whole)
 			if got, exact := newTally(c).upTo(s, math.MaxInt); !exact || got != whole {
 				t.Fatalf("%s: upTo(%q) = %d, whole %d", counter, s, got, whole)
 			}
