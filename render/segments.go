@@ -10,7 +10,9 @@ import "strings"
 // of X+Y and of X and Y alone, count(X+Y) = count(X) + count(Y), exactly.
 // splits recognizes positions that are piece boundaries for both the
 // o200k_base and the cl100k_base split expressions from the characters
-// around them alone, whatever precedes or follows:
+// around them alone (the last two before, the first after, or for rule B
+// the indentation after and the character that ends it), whatever
+// precedes or follows:
 //
 //	A  two ASCII punctuation characters, the first not '/', then an ASCII
 //	   letter or digit ("[{\"|e", "\":|4"): the first is inside an atomic
@@ -325,6 +327,10 @@ func (p *prefixCounter) estimate(m int) int {
 
 // count returns the exact token count of head + s[:m] + tail, for
 // 0 < m <= len(s).
+//
+// A position a < m that splits in s splits in head+s[:m]+tail too: what
+// rule B reads after a (an indentation and the character that ends it)
+// lies before m, which is the start of a line.
 func (p *prefixCounter) count(head string, m int, tail string) int {
 	if p.ends != nil && p.a0 > 0 && p.a0 < m {
 		for a := min(m-1, p.lim-1); a >= p.a0; a-- {
