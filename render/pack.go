@@ -229,7 +229,7 @@ func (p *packHit) lineCost(i int) int {
 // grow widens the excerpt by whole lines, after and before in turn,
 // while room allows; it returns what is left of room. The lines it adds
 // are counted exactly (lineCost), and so is the whole unit when its
-// estimate fits: the plan then holds what the fit finds.
+// estimate fits: the plan is then nearer what the fit finds.
 func (p *packHit) grow(room int) int {
 	if p.bare {
 		p.bare = false
