@@ -159,6 +159,9 @@ type fitter struct {
 	guess int
 	// head is the skeletons' JSON up to their hits array (see split).
 	head string
+	// noNote leaves the note of an answer without hits (droppedText) out:
+	// packFit measures the envelope of an answer that holds hits so.
+	noNote bool
 }
 
 func newFitter(ctx context.Context, c *Counter, in FitInput, whole bool) *fitter {
@@ -601,7 +604,7 @@ func (f *fitter) finalize(p plan, cut *cutPlan) (*FitOutput, error) {
 	r := 0
 	if f.format != FormatNone {
 		segs := renderSegments(f.format, items, blocks, true)
-		if len(items) == 0 && f.total > 0 {
+		if len(items) == 0 && f.total > 0 && !f.noNote {
 			segs = []string{droppedText(f.format, f.total)}
 		}
 		r = f.tally.sum(segs)

@@ -414,12 +414,19 @@ func reclaim(ps []packHit, need int) int {
 	return freed
 }
 
-// packFit plans and fits in, planning again (at most twice) with the
-// estimate corrected by the exact count when the fit left out planned
-// places or a tenth of the budget. The answer kept is the one with the
-// most places, then the most tokens used.
+// packFit plans and fits in, planning again (at most twice) when the fit
+// left out planned places or a tenth of the budget: the room planned in is
+// corrected by what the returned places cost exactly against their
+// estimate, and kept between a room whose plan came back whole and one
+// whose plan did not. The answer kept is the one with the most places,
+// then the most tokens used.
 func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
-	empty, err := newFitter(ctx, c, in, false).finalize(plan{k: 0, cut: -1}, nil)
+	// The envelope: an answer with no hit, without the note that an
+	// answer left empty holds instead of hits (its tokens would be
+	// charged to every plan, and an answer with hits does not pay them).
+	ef := newFitter(ctx, c, in, false)
+	ef.noNote = true
+	empty, err := ef.finalize(plan{k: 0, cut: -1}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -427,10 +434,12 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		return fitOnce(ctx, c, in) // refused there, with the minimum
 	}
 	env := empty.Result.Budget.UsedTokens
-	scale := 1.0
+	room := in.MaxTokens - env
+	// The largest room whose plan came back whole, and the smallest whose
+	// plan did not.
+	lo, hi := -1, -1
 	var best *FitOutput
 	for range 3 {
-		room := int(float64(in.MaxTokens-env) / scale)
 		planned, places, est := packPlan(c, in.Format, in.Result.Hits, room)
 		pin := in
 		pin.Result.Hits = planned
@@ -447,20 +456,38 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		if got >= places && (got == len(planned) || used*10 >= in.MaxTokens*9) {
 			break
 		}
-		// Correct the estimate by what the returned hits cost exactly (by
-		// half again when not even the first planned place came back).
+		// Correct the room by what the returned places cost exactly (by
+		// a third when not even the first planned place came back).
 		want := 0
 		for i := range min(got, len(est)) {
 			want += est[i]
 		}
-		if want <= 0 || used <= env {
-			scale *= 1.5
-			continue
+		next := room * 2 / 3
+		if want > 0 && used > env {
+			next = int(float64(room) * float64(want) / float64(used-env))
 		}
-		scale *= float64(used-env) / float64(want)
-		if scale <= 0 {
+		if got < places {
+			if hi < 0 || room < hi {
+				hi = room
+			}
+		} else {
+			lo = max(lo, room)
+		}
+		// A correction that leaves the bounds (the estimate is off by
+		// more than the returned places show) halves the gap instead.
+		if hi >= 0 && next >= hi {
+			next = (max(lo, hi*3/4) + hi) / 2
+		}
+		if lo >= 0 && next <= lo {
+			next = lo + lo/8
+			if hi >= 0 {
+				next = (lo + hi) / 2
+			}
+		}
+		if next <= 0 || next == room {
 			break
 		}
+		room = next
 	}
 	return best, nil
 }

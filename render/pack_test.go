@@ -205,6 +205,40 @@ func TestPackMorePlaces(t *testing.T) {
 	}
 }
 
+// TestPackFillsSmallBudgets: a small budget is filled as a large one is.
+// The plan is made in the room an answer with hits leaves (an answer left
+// empty holds a note in their place, which an answer with hits does not
+// pay for), and planned again between a room that came back whole and one
+// that did not.
+func TestPackFillsSmallBudgets(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range []Format{FormatAgent, FormatMarkdown, FormatNone} {
+		used, budget := 0, 0
+		for seed := range uint64(4) {
+			hits := longHits(rand.New(rand.NewPCG(9, seed)), 10)
+			for m := 350; m <= 800; m += 50 {
+				in := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: hits}, MaxTokens: m, Format: f, Pack: true}
+				out, err := Fit(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPacked(t, in, out)
+				u := out.Result.Budget.UsedTokens
+				t.Logf("%s %d: %d", f, m, u)
+				if u*10 < m*8 {
+					t.Errorf("%s at %d: %d places in %d tokens", f, m, len(out.Result.Hits), u)
+				}
+				used += u
+				budget += m
+			}
+		}
+		t.Logf("%s: %.3f of the budgets used", f, float64(used)/float64(budget))
+		if used*100 < budget*93 {
+			t.Errorf("%s: %d of %d tokens used", f, used, budget)
+		}
+	}
+}
+
 // paragraphHits are units of one long line, a paragraph: the shape of
 // prose written one paragraph to a line.
 func paragraphHits(r *rand.Rand, n int) []query.Hit {
