@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +48,23 @@ func main() {
 	gen := flag.String("gen-distinct", "", "write distinct questions from the Go files under this directory to stdout, and exit")
 	n := flag.Int("n", 2000, "with -gen-distinct: how many")
 	timeout := flag.Duration("timeout", 15*time.Minute, "the whole run's limit")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the load generator to this file")
 	flag.Parse()
+	stopProfile := func() {}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		stopProfile = func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+	}
+	defer stopProfile()
 
 	if *gen != "" {
 		if err := genDistinct(os.Stdout, *gen, *n); err != nil {
@@ -118,6 +135,7 @@ func main() {
 	}
 	if !ok {
 		fmt.Println("load: a bound was missed")
+		stopProfile()
 		os.Exit(1)
 	}
 	fmt.Println("load: every bound met")
