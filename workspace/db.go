@@ -33,6 +33,18 @@ type DB struct {
 // Readers is the size of the read pool R.
 func (db *DB) Readers() int { return db.readers }
 
+// ReadCacheKiB is the page cache of each read connection. Every commit
+// empties each reader's cache at its next read (SQLite resets its pager
+// when the WAL changed), and the allocator under SQLite keeps at most
+// 4 MiB of freed memory of each block size committed, handing the rest
+// back to the kernel (madvise): the pages of four 2 MiB caches (SQLite's
+// default, each page in an 8 KiB block), freed together, were handed back
+// and faulted in again, about a twentieth of the owner's CPU during a
+// sync under load. Four readers of 512 KiB (about 4.5 MiB of blocks) stay
+// about within it (bench/README.md, "A smaller page cache for the
+// readers").
+const ReadCacheKiB = 512
+
 // BusyTimeout is how long a connection waits on a lock before SQLITE_BUSY.
 const BusyTimeout = 10 * time.Second
 
@@ -50,6 +62,7 @@ func dsn(path string, readOnly bool) string {
 		// reads a few rows by key (the postings are in memory), the
 		// cache costs less CPU under concurrent searches (docs/search.md,
 		// "Performance notes").
+		q.Add("_pragma", "cache_size("+strconv.Itoa(-ReadCacheKiB)+")")
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		// A large sync grows the WAL; after each checkpoint it is cut back

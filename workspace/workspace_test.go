@@ -206,6 +206,10 @@ func TestMigrationsOnceAndRecorded(t *testing.T) {
 		if err := db.R.QueryRow(`PRAGMA mmap_size`).Scan(&mmap); err != nil || mmap != 0 {
 			t.Fatalf("read pool mmap_size %d (%v), want 0: searches read through the page cache", mmap, err)
 		}
+		var cache int64
+		if err := db.R.QueryRow(`PRAGMA cache_size`).Scan(&cache); err != nil || cache != -ReadCacheKiB {
+			t.Fatalf("read pool cache_size %d (%v), want %d", cache, err, -ReadCacheKiB)
+		}
 		db.Close()
 	}
 	// A database from a newer tychora is refused, not downgraded.
