@@ -355,8 +355,19 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 		if cost <= room {
 			room -= cost
 			places++
-		} else {
-			full = true
+			continue
+		}
+		full = true
+		// Under a render, the first place that does not fit at its focus
+		// is named bare when its citation fits: one more place rather
+		// than more lines of those before it (the lines phase gives it
+		// its focus back when room is left).
+		if !p.bare && f != FormatNone && p.headCost > 0 && len(p.lines) > 0 {
+			if bo := p.bareCost(c, f, &hits[i]); bo <= room {
+				p.bareOver, p.bare, p.whole = bo, true, false
+				room -= bo
+				places++
+			}
 		}
 	}
 	// Lines: what is left, in rank order.

@@ -239,6 +239,39 @@ func TestPackFillsSmallBudgets(t *testing.T) {
 	}
 }
 
+// TestPackNamesTheNextPlaceBare: under a render, the first place that does
+// not fit at its focus is named by its citation alone when that fits, as
+// the last place (focus lines here are short: no other place is bare).
+func TestPackNamesTheNextPlaceBare(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range []Format{FormatAgent, FormatMarkdown, FormatHierarchical} {
+		bare := 0
+		for seed := range uint64(4) {
+			hits := longHits(rand.New(rand.NewPCG(11, seed)), 12)
+			for m := 300; m <= 1500; m += 20 {
+				in := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: hits}, MaxTokens: m, Format: f, Pack: true}
+				out, err := Fit(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPacked(t, in, out)
+				for i, h := range out.Result.Hits {
+					if !IsBare(&h) {
+						continue
+					}
+					if i != len(out.Result.Hits)-1 {
+						t.Fatalf("%s at %d: place %d of %d is bare", f, m, i, len(out.Result.Hits))
+					}
+					bare++
+				}
+			}
+		}
+		if bare == 0 {
+			t.Errorf("%s: no answer named its next place bare", f)
+		}
+	}
+}
+
 // paragraphHits are units of one long line, a paragraph: the shape of
 // prose written one paragraph to a line.
 func paragraphHits(r *rand.Rand, n int) []query.Hit {
