@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tychora/tychora/query"
+	"github.com/tychora/tychora/workspace"
 )
 
 // Packing (FitInput.Pack) chooses, before fitting, what of each hit an
@@ -24,7 +25,7 @@ import (
 // inside one) and Excerpt = their span; Span still names the whole
 // evidence. The plan works on estimates (bytes per token); Fit then
 // sizes the planned hits exactly, and a plan that missed is planned again
-// with the estimate corrected by what Fit measured.
+// in a room corrected by what Fit measured.
 
 // focusLines bounds the lines a place starts with: one, so that a small
 // budget shows as many places as it can (each place costs its citation and
@@ -296,9 +297,9 @@ func showsNothing(line string) bool {
 // a line of code and shorter than a paragraph.
 const longLine = 100
 
-// packPlan plans hits into room tokens (the budget less the empty
-// answer), returning the hits to fit, how many are planned places, and
-// the estimated cost of each.
+// packPlan plans hits into room tokens (the budget less the answer's
+// envelope: the empty answer without its note), returning the hits to
+// fit, how many are planned places, and the estimated cost of each.
 func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
 	// Hits are prepared (their costs counted exactly) as the places are
 	// planned, in rank order: the hits after the first that does not fit
@@ -456,6 +457,9 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		pin.Result.Hits = planned
 		out, err := fitOnce(ctx, c, pin)
 		if err != nil {
+			if best != nil && workspace.ErrorCode(err) == workspace.CodeOutputBudgetExceeded {
+				break // a later plan refused (a budget below its least answer): keep the one that fit
+			}
 			return nil, err
 		}
 		got := out.Result.ContentTotals.HitsReturned
@@ -485,14 +489,16 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 			lo = max(lo, room)
 		}
 		// A correction that leaves the bounds (the estimate is off by
-		// more than the returned places show) halves the gap instead.
-		if hi >= 0 && next >= hi {
-			next = (max(lo, hi*3/4) + hi) / 2
-		}
-		if lo >= 0 && next <= lo {
-			next = lo + lo/8
-			if hi >= 0 {
+		// more than the returned places show) lands between them instead:
+		// halfway, or an eighth beyond the one bound known.
+		if hi >= 0 && next >= hi || lo >= 0 && next <= lo {
+			switch {
+			case lo >= 0 && hi >= 0:
 				next = (lo + hi) / 2
+			case hi >= 0:
+				next = hi - hi/8
+			default:
+				next = lo + lo/8
 			}
 		}
 		if next <= 0 || next == room {
