@@ -9,6 +9,7 @@
 #   bench/load.sh                      # scenarios a, b, c, d
 #   SCENARIOS=a,b bench/load.sh        # some of them
 #   PROFILE=1 bench/load.sh            # also profile the owner's CPU (keeps the directory)
+#   bench/load.sh -cpuprofile F        # also profile the load generator's CPU, to F
 #   KEEP=1 bench/load.sh               # keep the temporary directory
 #   CORPUS=/some/dir bench/load.sh     # another tree (the questions are Go's)
 set -euo pipefail

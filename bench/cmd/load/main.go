@@ -50,7 +50,6 @@ func main() {
 	timeout := flag.Duration("timeout", 15*time.Minute, "the whole run's limit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the load generator to this file")
 	flag.Parse()
-	stopProfile := func() {}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -61,7 +60,9 @@ func main() {
 		}
 		stopProfile = func() {
 			pprof.StopCPUProfile()
-			f.Close()
+			if err := f.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "load: cpu profile:", err)
+			}
 		}
 	}
 	defer stopProfile()
@@ -141,8 +142,12 @@ func main() {
 	fmt.Println("load: every bound met")
 }
 
+// stopProfile writes the -cpuprofile profile out; every exit calls it.
+var stopProfile = func() {}
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "load:", err)
+	stopProfile()
 	os.Exit(1)
 }
 
