@@ -35,14 +35,16 @@ func (db *DB) Readers() int { return db.readers }
 
 // ReadCacheKiB is the page cache of each read connection. Every commit
 // empties each reader's cache at its next read (SQLite resets its pager
-// when the WAL changed), and the allocator under SQLite keeps at most
-// 4 MiB of freed memory of each block size committed, handing the rest
-// back to the kernel (madvise): the pages of four 2 MiB caches (SQLite's
-// default, each page in an 8 KiB block), freed together, were handed back
-// and faulted in again, about a twentieth of the owner's CPU during a
-// sync under load. Four readers of 512 KiB (about 4.5 MiB of blocks) stay
-// about within it (bench/README.md, "A smaller page cache for the
-// readers").
+// when the WAL changed), and the allocator under SQLite (one for the
+// process) keeps only the newest 4 MiB of its emptied 64 KiB regions
+// committed, shared by all its small blocks, and hands older ones back to
+// the kernel (madvise): the pages of four 2 MiB caches (SQLite's default,
+// each page in an 8 KiB block), freed together, were handed back and
+// faulted in again, about 6 % of the owner's CPU during a sync
+// under load. Four readers of 512 KiB (about 4.5 MiB of blocks) stay
+// about within it; the pool has more readers on more than two cores
+// (2 × GOMAXPROCS), and then more to hand back, beside more CPU to do it
+// (bench/README.md, "A smaller page cache for the readers").
 const ReadCacheKiB = 512
 
 // BusyTimeout is how long a connection waits on a lock before SQLITE_BUSY.
