@@ -299,8 +299,12 @@ const longLine = 100
 
 // packPlan plans hits into room tokens (the budget less the answer's
 // envelope: the empty answer without its note), returning the hits to
-// fit, how many are planned places, and the estimated cost of each.
-func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, int, []int) {
+// fit, how many are planned places, and the estimated cost of each. With
+// atFocus it leaves out the lines phase: every place at its focus, and
+// the hits after them too, for the fit to take in as many as fit. near
+// reports that, under a render, the first hit left out missed by less
+// than the estimate may be off (nearMiss a place).
+func packPlan(c *Counter, f Format, hits []query.Hit, room int, atFocus bool) (planned []query.Hit, places int, est []int, near bool) {
 	// Hits are prepared (their costs counted exactly) as the places are
 	// planned, in rank order: the hits after the first that does not fit
 	// get estimates only (a page of 50 would otherwise cost 150 exact
@@ -314,7 +318,7 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 	// long line, and the lines phase grows it again when room is left.
 	share := min(room/4, longLine)
 	bareShare := room / 4
-	places, full := 0, false
+	full := false
 	for i := range ps {
 		ps[i] = newPackHit(c, &hits[i], f, !full)
 		p := &ps[i]
@@ -368,17 +372,19 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 				p.bareOver, p.bare, p.whole = bo, true, false
 				room -= bo
 				places++
+				continue
 			}
 		}
+		near = f != FormatNone && cost-room <= nearMiss*(places+1)
 	}
 	// Lines: what is left, in rank order.
-	for i := 0; i < places && room > 0; i++ {
+	for i := 0; i < places && room > 0 && !atFocus; i++ {
 		if !ps[i].whole {
 			room = ps[i].grow(room)
 		}
 	}
 	out := make([]query.Hit, len(hits))
-	est := make([]int, len(hits))
+	est = make([]int, len(hits))
 	for i := range hits {
 		out[i] = hits[i]
 		p := &ps[i]
@@ -393,8 +399,13 @@ func packPlan(c *Counter, f Format, hits []query.Hit, room int) ([]query.Hit, in
 		p.trimBlank()
 		out[i] = *p.focused(&hits[i])
 	}
-	return out, places, est
+	return out, places, est, near
 }
+
+// nearMiss is how far a place's estimate may run from what the fit counts
+// under a render (its header counted apart from the block before it): a
+// hit left out by less than this for each place may still fit.
+const nearMiss = 4
 
 // reclaim turns places taken whole back into their focus, the latest
 // first, until need tokens are freed, and returns what it freed; when
@@ -451,8 +462,9 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	// plan did not.
 	lo, hi := -1, -1
 	var best *FitOutput
-	for range 3 {
-		planned, places, est := packPlan(c, in.Format, in.Result.Hits, room)
+	atFocus := false // the last plan: the places at their focus, for a near miss
+	for round := 0; round < 3; round++ {
+		planned, places, est, near := packPlan(c, in.Format, in.Result.Hits, room, atFocus)
 		pin := in
 		pin.Result.Hits = planned
 		out, err := fitOnce(ctx, c, pin)
@@ -469,7 +481,23 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		}
 		used := out.Result.Budget.UsedTokens
 		if got >= places && (got == len(planned) || used*10 >= in.MaxTokens*9) {
+			// The places came back, and the next missed by about the
+			// estimate's error: the places at their focus alone may leave
+			// the fit room for it (a last plan, kept if it holds more).
+			if !near || atFocus || got > places || got == len(planned) {
+				break
+			}
+			atFocus = true
+			round = max(round, 1)
+			continue
+		}
+		if atFocus {
 			break
+		}
+		if got < places && round == 1 {
+			// Two plans and the places overran: the last plan shows the
+			// places at their focus, and the fit takes in what fits.
+			atFocus = true
 		}
 		// Correct the room by what the returned places cost exactly (by
 		// a third when not even the first planned place came back).

@@ -245,6 +245,47 @@ func TestPackFillsSmallBudgets(t *testing.T) {
 	}
 }
 
+// TestPackHoldsWhatFitsAtFocus: a packed answer holds at least as many
+// places as the fit finds room for with every place at its focus line,
+// in every format: a plan whose estimate ran a little high (the next place
+// missed by its error) or low (the places overran) is planned once more
+// at the places' focus, and the fit takes in what fits.
+func TestPackHoldsWhatFitsAtFocus(t *testing.T) {
+	ctx := context.Background()
+	c, _ := CounterFor("")
+	for _, f := range formats {
+		for seed := range uint64(2) {
+			hits := longHits(rand.New(rand.NewPCG(21, seed)), 10)
+			focus := make([]query.Hit, len(hits))
+			for i := range hits {
+				p := newPackHit(c, &hits[i], f, true)
+				p.whole = false
+				p.trimBlank()
+				focus[i] = *p.focused(&hits[i])
+			}
+			for m := 300; m <= 2000; m += 13 {
+				k := 0 // the most hits at their focus that fit whole
+				for ; k < len(focus); k++ {
+					in := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: focus[:k+1]}, MaxTokens: m, Format: f}
+					out, err := Fit(ctx, in)
+					if err != nil || out.Result.ContentTotals.HitsReturned <= k || out.Result.Hits[k].Truncated {
+						break
+					}
+				}
+				in := FitInput{Result: query.QueryResult{RunID: "run_1", Hits: hits}, MaxTokens: m, Format: f, Pack: true}
+				out, err := Fit(ctx, in)
+				if err != nil {
+					continue
+				}
+				checkPacked(t, in, out)
+				if len(out.Result.Hits) < k {
+					t.Errorf("%s at %d: %d places packed, %d fit at their focus", f, m, len(out.Result.Hits), k)
+				}
+			}
+		}
+	}
+}
+
 // TestPackNamesTheNextPlaceBare: under a render, the first place that does
 // not fit at its focus is named by its citation alone when that fits, as
 // the last place. (These units' focus lines are short, so no place is bare
@@ -361,11 +402,11 @@ func TestPackReclaimsWholePlaces(t *testing.T) {
 	if whole.wholeCost() <= focus(0) {
 		t.Fatalf("the small unit costs %d whole and %d at its focus", whole.wholeCost(), focus(0))
 	}
-	if planned, _, _ := packPlan(c, FormatAgent, hits[:1], 10000); planned[0].Excerpt != nil {
+	if planned, _, _, _ := packPlan(c, FormatAgent, hits[:1], 10000, false); planned[0].Excerpt != nil {
 		t.Fatalf("the small unit alone is shown as %+v, want whole", planned[0].Excerpt)
 	}
 	room := focus(0) + focus(1)
-	planned, places, _ := packPlan(c, FormatAgent, hits, room)
+	planned, places, _, _ := packPlan(c, FormatAgent, hits, room, false)
 	if places != 2 {
 		t.Fatalf("%d places in %d tokens, want 2 (each at its focus)", places, room)
 	}
@@ -374,7 +415,7 @@ func TestPackReclaimsWholePlaces(t *testing.T) {
 	}
 	// With room for both whole and the second at its focus, the first
 	// stays whole.
-	if planned, places, _ = packPlan(c, FormatAgent, hits, whole.wholeCost()+focus(1)); places != 2 || planned[0].Excerpt != nil {
+	if planned, places, _, _ = packPlan(c, FormatAgent, hits, whole.wholeCost()+focus(1), false); places != 2 || planned[0].Excerpt != nil {
 		t.Fatalf("%d places, first %+v: want 2, the first whole", places, planned[0].Excerpt)
 	}
 }
