@@ -441,8 +441,10 @@ func reclaim(ps []packHit, need int) int {
 // left out planned places or a tenth of the budget: the room planned in is
 // corrected by what the returned places cost exactly against their
 // estimate, and kept between a room whose plan came back whole and one
-// whose plan did not. The answer kept is the one with the most places,
-// then the most tokens used.
+// whose plan did not; the last plan shows the places at their focus when
+// the next hit missed by the estimate's error or the places overran twice.
+// The answer kept is the one with the most places, then the most tokens
+// used.
 func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	// The envelope: an answer with no hit, without the note that an
 	// answer left empty holds instead of hits (its tokens would be
