@@ -441,10 +441,10 @@ func reclaim(ps []packHit, need int) int {
 // left out planned places or a tenth of the budget: the room planned in is
 // corrected by what the returned places cost exactly against their
 // estimate, and kept between a room whose plan came back whole and one
-// whose plan did not; the last plan shows the places at their focus when
-// the next hit missed by the estimate's error or the places overran twice.
-// The answer kept is the one with the most places, then the most tokens
-// used.
+// whose plan did not; a last plan shows the places at their focus when
+// the next hit missed by about the estimate's error.
+// The answer kept is the one with the most places, then (but for a plan
+// at the focus) the most tokens used.
 func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 	// The envelope: an answer with no hit, without the note that an
 	// answer left empty holds instead of hits (its tokens would be
@@ -478,7 +478,7 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		}
 		got := out.Result.ContentTotals.HitsReturned
 		if best == nil || got > best.Result.ContentTotals.HitsReturned ||
-			got == best.Result.ContentTotals.HitsReturned && out.Result.Budget.UsedTokens > best.Result.Budget.UsedTokens {
+			!atFocus && got == best.Result.ContentTotals.HitsReturned && out.Result.Budget.UsedTokens > best.Result.Budget.UsedTokens {
 			best = out
 		}
 		used := out.Result.Budget.UsedTokens
@@ -495,11 +495,6 @@ func packFit(ctx context.Context, c *Counter, in FitInput) (*FitOutput, error) {
 		}
 		if atFocus {
 			break
-		}
-		if got < places && round == 1 {
-			// Two plans and the places overran: the last plan shows the
-			// places at their focus, and the fit takes in what fits.
-			atFocus = true
 		}
 		// Correct the room by what the returned places cost exactly (by
 		// a third when not even the first planned place came back).

@@ -247,13 +247,15 @@ func TestPackFillsSmallBudgets(t *testing.T) {
 
 // TestPackHoldsWhatFitsAtFocus: a packed answer holds at least as many
 // places as the fit finds room for with every place at its focus line,
-// in every format: a plan whose estimate ran a little high (the next place
-// missed by its error) or low (the places overran) is planned once more
-// at the places' focus, and the fit takes in what fits.
+// where a place's estimate runs high by a few tokens or not at all
+// (agent@1, JSON): a plan whose next place missed by that is planned once
+// more at the places' focus, and the fit takes in what fits. (markdown@1's
+// and hierarchical-evidence@1's estimates run low, and their plans are
+// corrected by re-planning in a smaller room instead.)
 func TestPackHoldsWhatFitsAtFocus(t *testing.T) {
 	ctx := context.Background()
 	c, _ := CounterFor("")
-	for _, f := range formats {
+	for _, f := range []Format{FormatAgent, FormatNone} {
 		for seed := range uint64(2) {
 			hits := longHits(rand.New(rand.NewPCG(21, seed)), 10)
 			focus := make([]query.Hit, len(hits))
